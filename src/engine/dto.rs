@@ -1,0 +1,186 @@
+//! Agent input DTOs: one whitelist projection of the run state per agent
+//! (seed 003 section 7.4). An agent sees exactly these fields and nothing
+//! else; in particular the Verifier never sees the tool trace, failed
+//! bindings or Executor free text, and the Composer never sees raw tool
+//! results.
+
+use super::contracts::{
+    Claim, ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict,
+    Verification,
+};
+use crate::knowledge::{DomainInfo, SkillInfo};
+use crate::engine::recorder::HistoryTurn;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PlannerMode {
+    #[default]
+    Normal,
+    EvidenceGapOnly,
+}
+
+/// One critical fact the Verifier could not confirm directly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceGap {
+    pub claim_id: Option<String>,
+    pub fact: String,
+    pub verification: Verification,
+    pub reason: String,
+}
+
+/// A query that already ran in this run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompletedQuery {
+    pub tool: String,
+    pub arguments: Value,
+    pub invocation_id: i64,
+    pub evidence_status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryConstraints {
+    pub max_retry: u32,
+    pub do_not_repeat_successful_queries: bool,
+    pub only_execute_incremental_queries: bool,
+    pub preserve_prior_verified_claims: bool,
+}
+
+impl Default for RetryConstraints {
+    fn default() -> Self {
+        RetryConstraints {
+            max_retry: 1,
+            do_not_repeat_successful_queries: true,
+            only_execute_incremental_queries: true,
+            preserve_prior_verified_claims: true,
+        }
+    }
+}
+
+/// Seed 003 section 4.1 retry context, built by the EvidenceRetry node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryContext {
+    pub mode: PlannerMode,
+    pub round: u32,
+    pub prior_verified_output: ExecutorEvidence,
+    pub prior_verified_evidence: Vec<VerifiedEvidence>,
+    pub evidence_gaps: Vec<EvidenceGap>,
+    pub completed_queries: Vec<CompletedQuery>,
+    pub constraints: RetryConstraints,
+    pub instruction: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannerInput {
+    pub question: String,
+    pub lang: Lang,
+    pub mode: PlannerMode,
+    pub history: Vec<HistoryTurn>,
+    pub available_knowledge_domains: Vec<DomainInfo>,
+    pub skill_catalog: Vec<SkillInfo>,
+    /// Services the tool backend knows (pack.toml), to ground entity names.
+    pub known_services: Vec<String>,
+    /// Tools the Executor will be allowed to call, with their argument names.
+    pub available_tools: Vec<ToolBrief>,
+    /// The planner's view of the retry: gaps, completed queries and a
+    /// summary of confirmed facts (EVIDENCE_GAP_ONLY only).
+    pub retry_context: Option<PlannerRetryView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolBrief {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannerRetryView {
+    pub round: u32,
+    pub evidence_gaps: Vec<EvidenceGap>,
+    pub completed_queries: Vec<CompletedQuery>,
+    pub confirmed_facts: Vec<String>,
+    pub instruction: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutorInput {
+    pub question: String,
+    pub lang: Lang,
+    pub planner_plan: PlannerPlan,
+    pub selected_skill: Option<String>,
+    pub history: Vec<HistoryTurn>,
+    pub tool_permissions: Vec<String>,
+    /// EVIDENCE_GAP_ONLY round: prior verified output/evidence (read only),
+    /// the gaps and the completed queries.
+    pub retry_context: Option<RetryContext>,
+    /// Budget the Executor loop enforces, stated so a model can plan for it.
+    pub max_tool_calls: u32,
+}
+
+/// Evidence the Gatekeeper verified: built from passing bindings'
+/// matched_text only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifiedEvidence {
+    pub claim_id: String,
+    pub source_invocation_id: i64,
+    pub tool_name: String,
+    pub raw_path: String,
+    pub matched_text: String,
+}
+
+/// What the Verifier may know about the Gatekeeper: its verdict, not its
+/// failed bindings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatekeeperSummary {
+    pub status: String,
+    pub severity: String,
+    pub rule_set_version: String,
+    pub verified_binding_count: usize,
+    pub verdict_ceiling: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifierInput {
+    pub original_query: String,
+    pub lang: Lang,
+    pub verified_executor_output: ExecutorEvidence,
+    pub verified_evidence: Vec<VerifiedEvidence>,
+    pub gatekeeper_result: GatekeeperSummary,
+}
+
+/// A claim the Verifier allowed, with how it was supported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllowedClaim {
+    pub claim_id: String,
+    pub claim_type: String,
+    pub claim_text: String,
+    pub verification: Verification,
+    /// True for negative observations and claims bound to `$.no_evidence`:
+    /// they may only be worded as "this query found nothing".
+    pub is_negative: bool,
+    pub evidence: Vec<VerifiedEvidence>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComposerInput {
+    pub original_query: String,
+    pub lang: Lang,
+    pub verdict: Verdict,
+    pub allowed_claims: Vec<AllowedClaim>,
+    pub allowed_hypotheses: Vec<Hypothesis>,
+    pub missing_info: Vec<String>,
+    pub recommended_actions: Vec<RecommendedAction>,
+    pub rationale: String,
+}
+
+/// Helper for tests and providers: a DTO as the JSON object sent to models.
+pub fn to_input<T: Serialize>(dto: &T) -> Value {
+    serde_json::to_value(dto).unwrap_or(Value::Object(Map::new()))
+}
+
+/// Claims of an executor output, by id.
+pub fn claim_by_id<'a>(output: &'a ExecutorEvidence, id: &str) -> Option<&'a Claim> {
+    output.claims.iter().find(|c| c.claim_id == id)
+}

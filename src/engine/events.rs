@@ -1,0 +1,121 @@
+//! Engine events: the one stream that the TUI folds, the store journals and
+//! a replay re-creates. Every event carries its run id and a per-run
+//! sequence number, so a consumer can drop events of a run it no longer
+//! shows and a replay can restore the exact order.
+
+use super::contracts::{GatekeeperResult, Lang, Verdict};
+use super::graph::{NodeId, Outcome};
+use super::trace::OrchestrationTrace;
+use crate::model::AgentRole;
+use crate::tools::ToolInvocation;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineEvent {
+    pub run_id: i64,
+    /// 1-based, gapless within a run.
+    pub seq: u32,
+    /// Milliseconds since the run started.
+    pub at_ms: u64,
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RunStatus {
+    Running,
+    Success,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "RUNNING",
+            RunStatus::Success => "SUCCESS",
+            RunStatus::Failed => "FAILED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        match s {
+            "RUNNING" => Some(RunStatus::Running),
+            "SUCCESS" => Some(RunStatus::Success),
+            "FAILED" => Some(RunStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    RunStarted {
+        session_id: String,
+        question: String,
+        lang: Lang,
+        /// Display name of the model, e.g. "offline (rule-based)".
+        model: String,
+        /// Scenario name when the run was driven by one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scenario: Option<String>,
+    },
+    /// The engine is about to execute `node` (emitted before it runs, and
+    /// before waiting at a step gate), having arrived over `via`.
+    NodeEntered {
+        node: NodeId,
+        attempt: u32,
+        via: Option<String>,
+    },
+    ModelCalled {
+        role: AgentRole,
+        attempt: u32,
+        step_id: i64,
+        duration_ms: u64,
+        tokens: u64,
+        tool_calls: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    ToolInvoked {
+        invocation: ToolInvocation,
+    },
+    GatekeeperChecked {
+        result: GatekeeperResult,
+    },
+    VerdictUpdated {
+        model_verdict: Option<Verdict>,
+        ceiling: Option<Verdict>,
+        effective_verdict: Option<Verdict>,
+        groundedness_score: Option<f64>,
+        evidence_retry_count: u32,
+    },
+    /// The one terminal event of a node attempt (seed 003 section 7.5),
+    /// with the edge the router chose.
+    NodeFinished {
+        node: NodeId,
+        outcome: Outcome,
+        reason_code: String,
+        attempt: u32,
+        next: NodeId,
+        /// Short code-made explanation (parse error, failed rule...). Never
+        /// tool text.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        detail: String,
+    },
+    RunFinished {
+        status: RunStatus,
+        degraded: bool,
+        answer: String,
+        effective_verdict: Option<Verdict>,
+        trace: OrchestrationTrace,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure_reason: Option<String>,
+    },
+}
+
+impl EngineEvent {
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.kind, EventKind::RunFinished { .. })
+    }
+}

@@ -1,0 +1,3 @@
+//! The composer node: an adapter around a `ChatModel`.
+//!
+//! OWNER: engine helper.

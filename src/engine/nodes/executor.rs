@@ -1,0 +1,3 @@
+//! The executor node: an adapter around a `ChatModel`.
+//!
+//! OWNER: engine helper.

@@ -1,0 +1,3 @@
+//! The planner node: an adapter around a `ChatModel`.
+//!
+//! OWNER: engine helper.

@@ -1,0 +1,3 @@
+//! The verifier node: an adapter around a `ChatModel`.
+//!
+//! OWNER: engine helper.

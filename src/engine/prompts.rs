@@ -1,0 +1,110 @@
+//! Agent prompts: `prompts/{planner,executor,verifier,composer}.md`,
+//! shipped inside the binary and overridable with `--prompts DIR`.
+//!
+//! A prompt is rendered with its role's input DTO: `{{input}}` in the text
+//! is replaced by the DTO as pretty JSON; the DTO is also sent as the user
+//! message so that a prompt without the placeholder still sees it. The
+//! version of a prompt is a content hash, recorded in self_evaluation.
+
+use crate::model::{AgentRole, Message};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    /// `sha256:` + first 16 hex digits of the text's hash.
+    pub version: String,
+}
+
+impl Prompt {
+    pub fn new(text: impl Into<String>) -> Prompt {
+        let text = text.into();
+        let digest = Sha256::digest(text.as_bytes());
+        let version = format!("sha256:{}", &hex::encode(digest)[..16]);
+        Prompt { text, version }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Prompts {
+    by_role: BTreeMap<AgentRole, Prompt>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("prompt {path}: {message}")]
+pub struct PromptError {
+    pub path: String,
+    pub message: String,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Self::shipped()
+    }
+}
+
+impl Prompts {
+    pub fn shipped() -> Prompts {
+        let mut by_role = BTreeMap::new();
+        by_role.insert(
+            AgentRole::Planner,
+            Prompt::new(include_str!("../../prompts/planner.md")),
+        );
+        by_role.insert(
+            AgentRole::Executor,
+            Prompt::new(include_str!("../../prompts/executor.md")),
+        );
+        by_role.insert(
+            AgentRole::Verifier,
+            Prompt::new(include_str!("../../prompts/verifier.md")),
+        );
+        by_role.insert(
+            AgentRole::Composer,
+            Prompt::new(include_str!("../../prompts/composer.md")),
+        );
+        Prompts { by_role }
+    }
+
+    /// Loads `<dir>/<role>.md` for every role; a missing file is an error
+    /// (a partial override would silently mix prompt versions).
+    pub fn from_dir(dir: &Path) -> Result<Prompts, PromptError> {
+        let mut by_role = BTreeMap::new();
+        for role in AgentRole::ALL {
+            let path = dir.join(format!("{}.md", role.as_str()));
+            let text = std::fs::read_to_string(&path).map_err(|e| PromptError {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            by_role.insert(role, Prompt::new(text));
+        }
+        Ok(Prompts { by_role })
+    }
+
+    pub fn get(&self, role: AgentRole) -> &Prompt {
+        // Both constructors fill every role.
+        &self.by_role[&role]
+    }
+
+    /// `{planner: "sha256:...", ...}` for self_evaluation.
+    pub fn versions(&self) -> Value {
+        Value::Object(
+            self.by_role
+                .iter()
+                .map(|(r, p)| (r.as_str().to_string(), Value::String(p.version.clone())))
+                .collect(),
+        )
+    }
+
+    /// System prompt rendered with the DTO, then the DTO as the user turn.
+    pub fn render(&self, role: AgentRole, input: &Value) -> Vec<Message> {
+        let dto = serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
+        let system = self.get(role).text.replace("{{input}}", &dto);
+        vec![
+            Message::System { content: system },
+            Message::User { content: dto },
+        ]
+    }
+}

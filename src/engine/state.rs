@@ -1,0 +1,3 @@
+//! Typed run state.
+//!
+//! OWNER: engine helper.

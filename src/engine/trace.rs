@@ -1,0 +1,106 @@
+//! `orchestration_trace` (seed 001 section 6, seed 003 section 7.5), derived
+//! from the node terminal events and nothing else: no prompts, no tool
+//! text, no state snapshot.
+
+use super::graph::{NodeId, Outcome};
+use serde::{Deserialize, Serialize};
+
+pub const TRACE_VERSION: &str = "stategraph-v1";
+
+/// The minimal terminal event of one node attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeEvent {
+    pub node: NodeId,
+    pub outcome: Outcome,
+    pub reason_code: String,
+    pub attempt: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transition {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub reason_code: String,
+    pub attempt: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrchestrationTrace {
+    pub version: String,
+    pub transitions: Vec<Transition>,
+    pub final_node: Option<NodeId>,
+    pub termination_reason: Option<String>,
+    pub degraded: bool,
+    pub evidence_retry_count: u32,
+}
+
+/// Transitions come from adjacent events: event i's node, reason and
+/// attempt, to event i+1's node. The last event gives the final node and
+/// the termination reason.
+pub fn build_trace(events: &[NodeEvent], evidence_retry_count: u32) -> OrchestrationTrace {
+    let transitions = events
+        .windows(2)
+        .map(|w| Transition {
+            from: w[0].node,
+            to: w[1].node,
+            reason_code: w[0].reason_code.clone(),
+            attempt: w[0].attempt,
+        })
+        .collect();
+    let last = events.last();
+    OrchestrationTrace {
+        version: TRACE_VERSION.into(),
+        transitions,
+        final_node: last.map(|e| e.node),
+        termination_reason: last.map(|e| e.reason_code.clone()),
+        degraded: events.iter().any(|e| e.node == NodeId::Fallback),
+        evidence_retry_count,
+    }
+}
+
+impl OrchestrationTrace {
+    /// The node path, e.g. `[planner, executor, ..., composer]`, as the
+    /// scenarios' `expect_route` lists it.
+    pub fn route(&self) -> Vec<NodeId> {
+        let mut route: Vec<NodeId> = self.transitions.iter().map(|t| t.from).collect();
+        if let Some(last) = self.final_node {
+            route.push(last);
+        }
+        route
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(node: NodeId, outcome: Outcome, reason: &str) -> NodeEvent {
+        NodeEvent {
+            node,
+            outcome,
+            reason_code: reason.into(),
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn trace_follows_adjacent_events() {
+        let t = build_trace(
+            &[
+                ev(NodeId::Planner, Outcome::Completed, "completed"),
+                ev(NodeId::Executor, Outcome::Completed, "completed"),
+                ev(NodeId::Gatekeeper, Outcome::Reject, "gatekeeper_reject"),
+                ev(NodeId::Fallback, Outcome::Completed, "gatekeeper_reject"),
+            ],
+            0,
+        );
+        assert_eq!(t.transitions.len(), 3);
+        assert_eq!(t.transitions[2].from, NodeId::Gatekeeper);
+        assert_eq!(t.transitions[2].to, NodeId::Fallback);
+        assert_eq!(t.transitions[2].reason_code, "gatekeeper_reject");
+        assert_eq!(t.final_node, Some(NodeId::Fallback));
+        assert_eq!(t.termination_reason.as_deref(), Some("gatekeeper_reject"));
+        assert!(t.degraded);
+        assert_eq!(t.route().len(), 4);
+    }
+}

@@ -1,0 +1,53 @@
+//! Knowledge the tools serve: runbooks and docs indexed for BM25 search
+//! (tantivy, with a tokenizer that makes Chinese searchable), their domains,
+//! and the skills catalog.
+//!
+//! OWNER: knowledge helper. The types below are the shared interface.
+
+pub mod index;
+pub mod skills;
+
+pub use index::{KnowledgeHit, KnowledgeIndex};
+pub use skills::Skill;
+
+use serde::{Deserialize, Serialize};
+
+/// One knowledge domain, as the Planner's domain map and the
+/// knowledge_domain table see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainInfo {
+    pub domain: String,
+    pub description: String,
+    pub when_to_retrieve: String,
+    pub document_count: usize,
+}
+
+/// One entry of the skill catalog the Planner sees (name + description only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// A loaded knowledge document (one markdown file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeDoc {
+    /// Path relative to the pack's `knowledge/` directory.
+    pub source: String,
+    pub title: String,
+    pub domain: String,
+    pub when_to_retrieve: String,
+    /// sha256 hex of the file bytes (api_document.hash).
+    pub hash: String,
+    pub body: String,
+}
+
+/// One searchable section of a document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeChunk {
+    pub source: String,
+    /// "Title > Section > Subsection".
+    pub breadcrumb: String,
+    pub domain: String,
+    pub text: String,
+}

@@ -1,0 +1,14 @@
+//! diagraph: a terminal workbench for evidence-gated incident diagnosis.
+//!
+//! Module direction: `tui -> engine, store`; `engine -> model, tools,
+//! knowledge`. Nothing outside `tui` (and the binary) knows it has a
+//! terminal.
+
+pub mod config;
+pub mod engine;
+pub mod knowledge;
+pub mod model;
+pub mod scenario;
+pub mod store;
+pub mod tools;
+pub mod tui;

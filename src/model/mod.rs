@@ -1,0 +1,252 @@
+//! The model port: [`ChatModel`] and its providers.
+//!
+//! A request carries the agent role, the role's input DTO (structured, so
+//! the offline model can read it without parsing prose), the rendered
+//! messages (what an LLM reads) and, for the Executor, the tool specs. A
+//! response is text and/or tool calls; failures are classified errors so
+//! the graph can decide whether a technical retry is allowed.
+
+pub mod offline;
+pub mod openai;
+pub mod scripted;
+
+use crate::tools::ToolSpec;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentRole {
+    Planner,
+    Executor,
+    Verifier,
+    Composer,
+}
+
+impl AgentRole {
+    pub const ALL: [AgentRole; 4] = [
+        AgentRole::Planner,
+        AgentRole::Executor,
+        AgentRole::Verifier,
+        AgentRole::Composer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentRole::Planner => "planner",
+            AgentRole::Executor => "executor",
+            AgentRole::Verifier => "verifier",
+            AgentRole::Composer => "composer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AgentRole> {
+        AgentRole::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for AgentRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider call id, echoed back in the tool result message.
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text of the arguments, exactly as the model produced it (it
+    /// may be invalid JSON; the Executor handles that).
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+/// Per-run facts only the scripted provider uses to fill placeholders.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScriptContext {
+    pub run_id: i64,
+    /// This run's invocation ids in order (`{{invocation:N}}`, 1-based).
+    pub invocation_ids: Vec<i64>,
+    /// An id owned by another run (`{{invocation:foreign}}`).
+    pub foreign_invocation_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub role: AgentRole,
+    /// 1-based attempt of the node (technical retries re-send the same input).
+    pub attempt: u32,
+    /// The role's input DTO, as a JSON object.
+    pub input: Value,
+    pub messages: Vec<Message>,
+    /// Tool specs offered (Executor only; empty means "answer now").
+    pub tools: Vec<ToolSpec>,
+    #[serde(default)]
+    pub script: ScriptContext,
+}
+
+impl ChatRequest {
+    /// The tool results received so far in this Executor conversation,
+    /// parsed back from the tool messages (the offline model reads these).
+    pub fn tool_results(&self) -> Vec<Value> {
+        self.messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { content, .. } => serde_json::from_str(content).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    #[default]
+    Stop,
+    ToolCalls,
+    /// The provider cut the answer at its token limit.
+    Length,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ChatResponse {
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+    pub usage: Usage,
+    /// Provider notes worth keeping in the step (e.g. "429 back-off 500ms").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl ChatResponse {
+    pub fn text(content: impl Into<String>) -> Self {
+        ChatResponse {
+            content: Some(content.into()),
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelErrorKind {
+    Timeout,
+    RateLimited,
+    ServerError,
+    Connection,
+    Unauthorized,
+    BadRequest,
+    Config,
+    /// The answer broke the provider protocol (no choices, bad body...).
+    Protocol,
+    /// A scripted call that the script does not cover and nothing answers.
+    Uncovered,
+}
+
+impl ModelErrorKind {
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            ModelErrorKind::Timeout
+                | ModelErrorKind::RateLimited
+                | ModelErrorKind::ServerError
+                | ModelErrorKind::Connection
+                | ModelErrorKind::Protocol
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelErrorKind::Timeout => "timeout",
+            ModelErrorKind::RateLimited => "rate_limited",
+            ModelErrorKind::ServerError => "server_error",
+            ModelErrorKind::Connection => "connection",
+            ModelErrorKind::Unauthorized => "unauthorized",
+            ModelErrorKind::BadRequest => "bad_request",
+            ModelErrorKind::Config => "config",
+            ModelErrorKind::Protocol => "protocol",
+            ModelErrorKind::Uncovered => "uncovered",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ModelErrorKind> {
+        use ModelErrorKind::*;
+        [
+            Timeout,
+            RateLimited,
+            ServerError,
+            Connection,
+            Unauthorized,
+            BadRequest,
+            Config,
+            Protocol,
+            Uncovered,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{}: {message}", kind.as_str())]
+pub struct ModelError {
+    pub kind: ModelErrorKind,
+    pub message: String,
+}
+
+impl ModelError {
+    pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
+        ModelError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn is_retryable(&self) -> bool {
+        self.kind.is_retryable()
+    }
+}
+
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Display name, e.g. "offline (rule-based)" or "openai:gpt-4o-mini".
+    fn name(&self) -> String;
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+}

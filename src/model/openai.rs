@@ -1,0 +1,3 @@
+//! OpenAI-compatible chat-completions provider.
+//!
+//! OWNER: providers helper.

@@ -1,0 +1,5 @@
+//! Per-run tool invocation: permissions, dedup, timing, recording.
+//!
+//! OWNER: engine helper.
+
+pub struct ToolInvoker;

@@ -1,0 +1,182 @@
+//! Tools the Executor may call, and the evidence they return.
+//!
+//! A tool returns JSON whose evidence sits in arrays (`$.alerts[i]`,
+//! `$.logs[i]`, `$.evidence_blocks[i]`) or, when it found nothing,
+//! `$.no_evidence`. Alongside the body it returns `evidence_refs`: for each
+//! array item a `raw_path` and a minimal evidence `text` made by code. Those
+//! refs are what the Gatekeeper checks bindings against, so tool *text* is
+//! never trusted: it is only ever copied into refs, never interpreted.
+//!
+//! [`invoker::ToolInvoker`] wraps the registry for one run: permission
+//! checks, dedup of repeated queries, timing and recording.
+
+pub mod invoker;
+pub mod pack;
+pub mod prometheus;
+pub mod registry;
+
+pub use invoker::ToolInvoker;
+pub use registry::ToolRegistry;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const QUERY_METRICS: &str = "query_metrics";
+pub const QUERY_LOGS: &str = "query_logs";
+pub const LOOKUP_KNOWLEDGE: &str = "lookup_knowledge";
+pub const READ_SKILL: &str = "read_skill";
+
+/// The tools an Executor may use unless a scenario narrows the set.
+pub const DEFAULT_EXECUTOR_TOOLS: [&str; 4] = [QUERY_METRICS, QUERY_LOGS, LOOKUP_KNOWLEDGE, READ_SKILL];
+
+pub type InvocationId = i64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceStatus {
+    Supported,
+    NoEvidence,
+    Deduped,
+    Failed,
+}
+
+impl EvidenceStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceStatus::Supported => "supported",
+            EvidenceStatus::NoEvidence => "no_evidence",
+            EvidenceStatus::Deduped => "deduped",
+            EvidenceStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceRef {
+    pub raw_path: String,
+    pub text: String,
+}
+
+/// Stored as `tool_invocation.retrieval_details`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetrievalDetails {
+    pub evidence_status: EvidenceStatus,
+    pub evidence_refs: Vec<EvidenceRef>,
+    /// For `deduped`: the earlier invocation that already answered this query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deduped_from: Option<InvocationId>,
+    /// The tool was refused by the permission layer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocked: bool,
+    /// Knowledge domains the results came from (lookup_knowledge).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retrieved_domains: Vec<String>,
+}
+
+/// What a tool hands back: the JSON body the model sees plus the refs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub body: Value,
+    pub evidence_status: EvidenceStatus,
+    pub evidence_refs: Vec<EvidenceRef>,
+    pub retrieved_domains: Vec<String>,
+}
+
+impl ToolOutput {
+    /// The canonical "found nothing" output for a tool and query summary.
+    pub fn no_evidence(tool: &str, query_summary: &str, message: &str) -> ToolOutput {
+        let text = format!(
+            "{tool} returned no evidence; evidence_status=no_evidence; query={query_summary}; total=0; message={message}"
+        );
+        ToolOutput {
+            body: serde_json::json!({ "no_evidence": text.clone(), "total": 0 }),
+            evidence_status: EvidenceStatus::NoEvidence,
+            evidence_refs: vec![EvidenceRef {
+                raw_path: crate::engine::contracts::NO_EVIDENCE_PATH.into(),
+                text,
+            }],
+            retrieved_domains: vec![],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("backend unavailable: {0}")]
+    Unavailable(String),
+    #[error("backend timed out after {0} ms")]
+    Timeout(u64),
+    #[error("backend error: {0}")]
+    Backend(String),
+}
+
+/// The static description of a tool; the OpenAI provider turns
+/// `parameters` (a JSON schema) into a function definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError>;
+}
+
+/// One recorded tool invocation of a run, as the Gatekeeper, the store and
+/// the TUI see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInvocation {
+    /// Database-generated id (or the in-memory recorder's counter).
+    pub id: InvocationId,
+    pub run_id: i64,
+    pub step_id: Option<i64>,
+    /// Per-run event order, shared with agent steps.
+    pub seq: u32,
+    pub tool_name: String,
+    pub input_params: Value,
+    /// The body the model saw, truncated for storage.
+    pub output_preview: String,
+    pub output_length: usize,
+    pub is_truncated: bool,
+    pub retrieval_details: RetrievalDetails,
+    pub dedup_reason: Option<String>,
+    pub duration_ms: u64,
+    pub success: bool,
+    pub error_message: Option<String>,
+}
+
+impl ToolInvocation {
+    /// A short human summary of the query, e.g. `service=payment-service keyword=timeout`.
+    pub fn query_summary(&self) -> String {
+        summarize_args(&self.input_params)
+    }
+}
+
+/// `k=v` pairs of a tool's arguments in key order, for display and refs.
+pub fn summarize_args(args: &Value) -> String {
+    match args {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            keys.iter()
+                .map(|k| {
+                    let v = &m[*k];
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    format!("{k}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,121 @@
+//! The pack backend: an environment pack directory (DESIGN section 6)
+//! served as tools. `pack.toml`, `alerts.json`, `logs.jsonl`,
+//! `knowledge/<domain>/*.md`, `skills/<name>/SKILL.md`.
+//!
+//! Packs are user input: a malformed line or front matter block is a
+//! warning naming the file and line, and the rest still loads. Only a
+//! missing or unreadable directory or `pack.toml` is an error.
+//!
+//! OWNER: pack/knowledge helper. The types below are the shared interface.
+
+use crate::knowledge::{DomainInfo, KnowledgeDoc, KnowledgeIndex, Skill, SkillInfo};
+use crate::tools::Tool;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackManifest {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub services: Vec<String>,
+    /// Reference time for relative windows; default: newest timestamp in the pack.
+    #[serde(default)]
+    pub now: Option<DateTime<Utc>>,
+}
+
+/// An alert in Prometheus `/api/v1/alerts` `data.alerts` shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alert {
+    pub labels: Map<String, Value>,
+    #[serde(default)]
+    pub annotations: Map<String, Value>,
+    pub state: String,
+    #[serde(default, rename = "activeAt")]
+    pub active_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogLine {
+    pub ts: DateTime<Utc>,
+    pub service: String,
+    pub level: String,
+    pub message: String,
+    /// Extra keys of the line, kept as they were.
+    #[serde(default, flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackWarning {
+    /// File relative to the pack directory.
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for PackWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("pack {path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
+}
+
+pub struct Pack {
+    pub dir: PathBuf,
+    pub manifest: PackManifest,
+    pub alerts: Vec<Alert>,
+    pub logs: Vec<LogLine>,
+    pub documents: Vec<KnowledgeDoc>,
+    pub domains: Vec<DomainInfo>,
+    pub index: KnowledgeIndex,
+    pub skills: Vec<Skill>,
+    pub warnings: Vec<PackWarning>,
+}
+
+impl Pack {
+    pub fn load(dir: &Path) -> Result<Pack, PackError> {
+        Err(PackError::Unreadable {
+            path: dir.to_path_buf(),
+            message: "not implemented".into(),
+        })
+    }
+
+    /// The reference "now" for relative time windows.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.manifest
+            .now
+            .or_else(|| self.logs.iter().map(|l| l.ts).max())
+            .unwrap_or_else(Utc::now)
+    }
+
+    pub fn skill_catalog(&self) -> Vec<SkillInfo> {
+        self.skills
+            .iter()
+            .map(|s| SkillInfo {
+                name: s.name.clone(),
+                description: s.description.clone(),
+            })
+            .collect()
+    }
+}
+
+/// query_metrics, query_logs, lookup_knowledge and read_skill over a pack.
+pub fn pack_tools(pack: Arc<Pack>) -> Vec<Arc<dyn Tool>> {
+    let _ = pack;
+    Vec::new()
+}

@@ -1,0 +1,3 @@
+//! query_metrics over the Prometheus HTTP API.
+//!
+//! OWNER: providers helper.

@@ -1,0 +1,44 @@
+//! The set of tools a run can reach, by name.
+
+use super::{Tool, ToolSpec};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces a tool under its spec name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name, tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// Specs of the named tools that exist, in the given order.
+    pub fn specs_for(&self, names: &[String]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|t| t.spec())
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}

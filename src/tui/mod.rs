@@ -1,0 +1,3 @@
+//! The full-screen workbench (DESIGN section 7).
+//!
+//! OWNER: TUI helper.
