@@ -8,20 +8,27 @@
 //! token carrying a digit occurs there too AND it adds no negation word the
 //! ref lacks AND no `key=value` field contradicts a field of the ref with a
 //! value the ref never mentions (so `state=firing` cannot cite an alert
-//! whose text says `state=resolved`).
-//! Whole-token comparison is what stops `value=9%` passing against
-//! `value=92%`.
+//! whose text says `state=resolved`). Whole-token comparison is what stops
+//! `value=9%` passing against `value=92%`.
+//!
+//! This runs for every binding of every run, so normalisation is one pass
+//! and the costlier parts (token sets, `key=value` fields) are only built
+//! when the cheap substring test fails.
 
 use super::rules::ExcerptParams;
-use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// `key=value` fields of a text: key, value tokens.
+type Fields = Vec<(String, Vec<String>)>;
 
 /// A normalised text: tokens joined by single spaces, padded with a space
 /// on both ends so a token-boundary substring test is a plain `contains`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormText {
     padded: String,
-    /// `key=value` fields of the original text: key, value tokens.
-    fields: Vec<(String, Vec<String>)>,
+    /// The width-folded, lowercased source, kept only when it has a `=`.
+    folded: String,
+    fields: OnceLock<Fields>,
 }
 
 /// Negation words whose appearance in an excerpt but not in the ref flips
@@ -51,59 +58,75 @@ fn fold_width(c: char) -> char {
     }
 }
 
-fn fold(text: &str) -> Vec<char> {
-    text.chars()
-        .map(fold_width)
-        .flat_map(char::to_lowercase)
-        .collect()
+fn folded_chars(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.chars().map(fold_width).flat_map(char::to_lowercase)
 }
 
-impl NormText {
-    pub fn new(text: &str) -> NormText {
-        let chars = fold(text);
-        let mut n = NormText::from_chars(&chars);
-        n.fields = fields(&chars);
-        n
-    }
-
-    /// Tokens only, no field extraction (for field values themselves).
-    fn new_plain(text: &str) -> NormText {
-        NormText::from_chars(&fold(text))
-    }
-
-    fn from_chars(chars: &[char]) -> NormText {
-        let mut padded = String::with_capacity(chars.len() + 2);
-        padded.push(' ');
-        let mut at_sep = true;
-        let digit = |i: Option<usize>| {
-            i.and_then(|i| chars.get(i))
-                .is_some_and(|c| c.is_ascii_digit())
-        };
-        for (i, &c) in chars.iter().enumerate() {
-            if is_cjk_char(c) {
-                if !at_sep {
-                    padded.push(' ');
-                }
-                padded.push(c);
-                padded.push(' ');
-                at_sep = true;
-            } else if c.is_alphanumeric()
-                // keep decimal points inside numbers: 92.5 is one token
-                || (c == '.' && digit(i.checked_sub(1)) && digit(i.checked_add(1)))
-            {
-                padded.push(c);
+/// The padded token string of `text`. ASCII, the common case for
+/// code-made ref texts, takes a branch without Unicode tables.
+fn tokenize(text: &str) -> String {
+    let mut padded = String::with_capacity(text.len() + 2);
+    padded.push(' ');
+    let mut at_sep = true;
+    let mut prev_digit = false;
+    let mut chars = text.chars().peekable();
+    while let Some(raw) = chars.next() {
+        let c = fold_width(raw);
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                padded.push(c.to_ascii_lowercase());
                 at_sep = false;
+                prev_digit = c.is_ascii_digit();
+                continue;
+            }
+            // keep decimal points inside numbers: 92.5 is one token
+            if c == '.'
+                && prev_digit
+                && chars
+                    .peek()
+                    .is_some_and(|n| fold_width(*n).is_ascii_digit())
+            {
+                padded.push('.');
             } else if !at_sep {
                 padded.push(' ');
                 at_sep = true;
             }
+            prev_digit = false;
+            continue;
         }
-        if !at_sep {
+        prev_digit = false;
+        if is_cjk_char(c) {
+            if !at_sep {
+                padded.push(' ');
+            }
+            padded.push(c);
             padded.push(' ');
+            at_sep = true;
+        } else if c.is_alphanumeric() {
+            padded.extend(c.to_lowercase());
+            at_sep = false;
+        } else if !at_sep {
+            padded.push(' ');
+            at_sep = true;
         }
+    }
+    if !at_sep {
+        padded.push(' ');
+    }
+    padded
+}
+
+impl NormText {
+    pub fn new(text: &str) -> NormText {
+        let folded = if text.contains(['=', '\u{FF1D}']) {
+            folded_chars(text).collect()
+        } else {
+            String::new()
+        };
         NormText {
-            padded,
-            fields: Vec::new(),
+            padded: tokenize(text),
+            folded,
+            fields: OnceLock::new(),
         }
     }
 
@@ -119,15 +142,27 @@ impl NormText {
     pub fn is_empty(&self) -> bool {
         self.padded.trim().is_empty()
     }
+
+    fn fields(&self) -> &Fields {
+        self.fields.get_or_init(|| parse_fields(&self.folded))
+    }
+
+    /// Distinct tokens, sorted, for binary-search membership tests.
+    fn token_set(&self) -> Vec<&str> {
+        let mut t: Vec<&str> = self.tokens().collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
 }
 
 /// `key=value` chunks (split on whitespace, `,` and `;`) whose key is an
 /// ASCII identifier, as code-made ref texts write them. The value is
 /// tokenised like the text; everything after the first `=` is the value.
-fn fields(chars: &[char]) -> Vec<(String, Vec<String>)> {
-    let text: String = chars.iter().collect();
+fn parse_fields(folded: &str) -> Fields {
     let mut out = Vec::new();
-    for chunk in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '，' | '；')) {
+    for chunk in folded.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '，' | '；'))
+    {
         let Some((key, value)) = chunk.split_once('=') else {
             continue;
         };
@@ -141,8 +176,9 @@ fn fields(chars: &[char]) -> Vec<(String, Vec<String>)> {
         if !ident {
             continue;
         }
-        let tokens: Vec<String> = NormText::new_plain(value)
-            .tokens()
+        let tokens: Vec<String> = tokenize(value)
+            .split(' ')
+            .filter(|t| !t.is_empty())
             .map(str::to_string)
             .collect();
         if !tokens.is_empty() {
@@ -189,18 +225,16 @@ pub fn supports(
     if reference.padded.contains(&excerpt.padded) {
         return Ok(());
     }
-    let ref_tokens: HashSet<&str> = reference.tokens().collect();
-    let ex_tokens: HashSet<&str> = excerpt.tokens().collect();
-    if ex_tokens
-        .iter()
-        .any(|t| NEGATORS.contains(t) && !ref_tokens.contains(t))
-    {
+    let ref_tokens = reference.token_set();
+    let in_ref = |t: &str| ref_tokens.binary_search(&t).is_ok();
+    let ex_tokens = excerpt.token_set();
+    if ex_tokens.iter().any(|t| NEGATORS.contains(t) && !in_ref(t)) {
         return Err(Unsupported::NegationAdded);
     }
     if p.require_numbers
         && ex_tokens
             .iter()
-            .any(|t| t.bytes().any(|b| b.is_ascii_digit()) && !ref_tokens.contains(t))
+            .any(|t| t.bytes().any(|b| b.is_ascii_digit()) && !in_ref(t))
     {
         return Err(Unsupported::NumberMissing);
     }
@@ -208,16 +242,17 @@ pub fn supports(
     // shares a token with the excerpt's value, and the excerpt's value is
     // not elsewhere in the ref either (free-text fields such as `query=`
     // span several chunks, so their words may sit in a neighbouring one).
-    let conflict = excerpt.fields.iter().any(|(key, value)| {
-        let mut ref_values = reference.fields.iter().filter(|(k, _)| k == key).peekable();
+    let ref_fields = reference.fields();
+    let conflict = excerpt.fields().iter().any(|(key, value)| {
+        let mut ref_values = ref_fields.iter().filter(|(k, _)| k == key).peekable();
         ref_values.peek().is_some()
             && !ref_values.any(|(_, rv)| value.iter().any(|t| rv.contains(t)))
-            && value.iter().any(|t| !ref_tokens.contains(t.as_str()))
+            && value.iter().any(|t| !in_ref(t))
     });
     if conflict {
         return Err(Unsupported::FieldConflict);
     }
-    let present = ex_tokens.iter().filter(|t| ref_tokens.contains(*t)).count();
+    let present = ex_tokens.iter().filter(|t| in_ref(t)).count();
     // ex_tokens is non-empty here: the excerpt had content.
     let overlap = present as f64 / ex_tokens.len().max(1) as f64;
     if overlap + 1e-9 >= p.min_token_overlap {
