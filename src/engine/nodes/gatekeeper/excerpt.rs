@@ -6,10 +6,12 @@
 //! character). Supported means: the excerpt is a contiguous run of the
 //! ref's tokens, or enough of its distinct tokens occur in the ref AND every
 //! token carrying a digit occurs there too AND it adds no negation word the
-//! ref lacks AND no `key=value` field contradicts a field of the ref with a
-//! value the ref never mentions (so `state=firing` cannot cite an alert
-//! whose text says `state=resolved`). Whole-token comparison is what stops
-//! `value=9%` passing against `value=92%`.
+//! ref lacks AND no `key=value` field contradicts an atomic field of the
+//! ref (so `state=firing` cannot cite an alert whose text says
+//! `state=resolved`, nor `value=45` one that says `value=92`). Whole-token
+//! comparison is what stops `value=9%` passing against `value=92%`; a bare
+//! number still matches the same number with a unit (`27 minutes`,
+//! `active_for=27m`).
 //!
 //! This runs for every binding of every run, so normalisation is one pass
 //! and the costlier parts (token sets, `key=value` fields) are only built
@@ -18,8 +20,19 @@
 use super::rules::ExcerptParams;
 use std::sync::OnceLock;
 
-/// `key=value` fields of a text: key, value tokens.
-type Fields = Vec<(String, Vec<String>)>;
+/// One `key=value` field of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Field {
+    key: String,
+    tokens: Vec<String>,
+    /// A single-chunk value without a nested `=` (`state=firing`), as
+    /// opposed to free text (`summary=CPU usage above 90%`) or a nested
+    /// summary (`query=keyword=HikariCP service=...`). Only atomic ref
+    /// fields can be contradicted.
+    atomic: bool,
+}
+
+type Fields = Vec<Field>;
 
 /// A normalised text: tokens joined by single spaces, padded with a space
 /// on both ends so a token-boundary substring test is a plain `contains`.
@@ -156,36 +169,74 @@ impl NormText {
     }
 }
 
-/// `key=value` chunks (split on whitespace, `,` and `;`) whose key is an
-/// ASCII identifier, as code-made ref texts write them. The value is
-/// tokenised like the text; everything after the first `=` is the value.
-fn parse_fields(folded: &str) -> Fields {
-    let mut out = Vec::new();
-    for chunk in folded.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '，' | '；'))
-    {
-        let Some((key, value)) = chunk.split_once('=') else {
-            continue;
-        };
-        let ident = key
+fn is_key(key: &str) -> bool {
+    key.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key
             .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-        if !ident {
-            continue;
-        }
-        let tokens: Vec<String> = tokenize(value)
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+fn push_tokens(into: &mut Vec<String>, text: &str) {
+    into.extend(
+        tokenize(text)
             .split(' ')
             .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect();
-        if !tokens.is_empty() {
-            out.push((key.to_string(), tokens));
+            .map(str::to_string),
+    );
+}
+
+/// `key=value` fields as code-made ref texts write them: segments split on
+/// `,` and `;`, chunks on whitespace; a chunk `key=value` with an ASCII
+/// identifier key starts a field, and later plain chunks of the same
+/// segment extend its value (making it free text, not atomic).
+fn parse_fields(folded: &str) -> Fields {
+    let mut out: Fields = Vec::new();
+    for segment in folded.split([',', ';', '，', '；']) {
+        let mut open = false;
+        for chunk in segment.split_whitespace() {
+            match chunk.split_once('=') {
+                Some((key, value)) if is_key(key) => {
+                    let mut tokens = Vec::new();
+                    push_tokens(&mut tokens, value);
+                    out.push(Field {
+                        key: key.to_string(),
+                        tokens,
+                        atomic: !value.contains('='),
+                    });
+                    open = true;
+                }
+                _ if open => {
+                    if let Some(f) = out.last_mut() {
+                        push_tokens(&mut f.tokens, chunk);
+                        f.atomic = false;
+                    }
+                }
+                _ => {}
+            }
         }
     }
+    out.retain(|f| !f.tokens.is_empty());
     out
+}
+
+/// The leading number of a token (`27` of `27m`), empty if none.
+fn num_prefix(t: &str) -> &str {
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.get(..end).unwrap_or("")
+}
+
+/// Equal tokens, or a bare number and the same number with a unit
+/// (`27` and `27m`), so `27 minutes` still cites `active_for=27m`.
+fn token_match(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (na, nb) = (num_prefix(a), num_prefix(b));
+    !na.is_empty() && na == nb && (na.len() == a.len() || nb.len() == b.len())
 }
 
 /// Why an excerpt was judged unsupported, for the error line.
@@ -226,7 +277,10 @@ pub fn supports(
         return Ok(());
     }
     let ref_tokens = reference.token_set();
-    let in_ref = |t: &str| ref_tokens.binary_search(&t).is_ok();
+    let in_ref = |t: &str| {
+        ref_tokens.binary_search(&t).is_ok()
+            || (!num_prefix(t).is_empty() && ref_tokens.iter().any(|r| token_match(t, r)))
+    };
     let ex_tokens = excerpt.token_set();
     if ex_tokens.iter().any(|t| NEGATORS.contains(t) && !in_ref(t)) {
         return Err(Unsupported::NegationAdded);
@@ -238,16 +292,18 @@ pub fn supports(
     {
         return Err(Unsupported::NumberMissing);
     }
-    // A field conflicts when the ref has the same key, no ref value for it
-    // shares a token with the excerpt's value, and the excerpt's value is
-    // not elsewhere in the ref either (free-text fields such as `query=`
-    // span several chunks, so their words may sit in a neighbouring one).
+    // A field conflicts when the ref has the same key with only atomic
+    // values and none of them shares a token with the excerpt's value.
     let ref_fields = reference.fields();
-    let conflict = excerpt.fields().iter().any(|(key, value)| {
-        let mut ref_values = ref_fields.iter().filter(|(k, _)| k == key).peekable();
-        ref_values.peek().is_some()
-            && !ref_values.any(|(_, rv)| value.iter().any(|t| rv.contains(t)))
-            && value.iter().any(|t| !in_ref(t))
+    let conflict = excerpt.fields().iter().any(|f| {
+        let mut same_key = ref_fields.iter().filter(|r| r.key == f.key).peekable();
+        same_key.peek().is_some()
+            && same_key.clone().all(|r| r.atomic)
+            && !same_key.any(|r| {
+                f.tokens
+                    .iter()
+                    .any(|t| r.tokens.iter().any(|rt| token_match(t, rt)))
+            })
     });
     if conflict {
         return Err(Unsupported::FieldConflict);
