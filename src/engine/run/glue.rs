@@ -83,7 +83,7 @@ pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
     let context = evidence_retry::build_retry_context(
         ctx.state.evidence_retry_count + 1,
         projection,
-        gaps,
+        &gaps,
         &ctx.state.invocations,
         ctx.state.lang,
     );
