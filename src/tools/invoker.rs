@@ -326,3 +326,186 @@ pub fn truncate_text(text: &str, limit: usize) -> String {
     }
     format!("{}…[truncated {} bytes]", &text[..end], text.len() - end)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MemoryRecorder;
+    use crate::tools::{Tool, ToolOutput, ToolSpec};
+    use async_trait::async_trait;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Answers with a big body, counts its calls; `slow` never returns.
+    struct Fake {
+        name: &'static str,
+        calls: AtomicU32,
+        slow: bool,
+        fail: bool,
+    }
+
+    #[async_trait]
+    impl crate::tools::Tool for Fake {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: self.name.into(),
+                description: String::new(),
+                parameters: json!({}),
+            }
+        }
+        async fn call(&self, _args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            if self.slow {
+                std::future::pending::<()>().await;
+            }
+            if self.fail {
+                return Err(ToolError::Backend("disk on fire".into()));
+            }
+            Ok(ToolOutput {
+                body: json!({"logs": ["x".repeat(10_000)], "total": 1}),
+                evidence_status: EvidenceStatus::Supported,
+                evidence_refs: vec![EvidenceRef {
+                    raw_path: "$.logs[0]".into(),
+                    text: "line".into(),
+                }],
+                retrieved_domains: vec![],
+            })
+        }
+    }
+
+    fn fake(name: &'static str, slow: bool, fail: bool) -> Arc<Fake> {
+        Arc::new(Fake {
+            name,
+            calls: AtomicU32::new(0),
+            slow,
+            fail,
+        })
+    }
+
+    fn invoker(tools: &[Arc<Fake>], permitted: &[&str]) -> (ToolInvoker, Arc<MemoryRecorder>) {
+        let mut reg = ToolRegistry::new();
+        for t in tools {
+            reg.register(t.clone() as Arc<dyn Tool>);
+        }
+        let rec = Arc::new(MemoryRecorder::new());
+        let inv = ToolInvoker::new(
+            Arc::new(reg),
+            permitted.iter().map(|s| s.to_string()).collect(),
+            rec.clone(),
+            7,
+        );
+        (inv, rec)
+    }
+
+    #[tokio::test]
+    async fn unknown_and_unpermitted_tools_are_blocked_and_recorded() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, rec) = invoker(&[logs.clone()], &[]);
+        let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        let b = inv.invoke("rm_rf", "{}", None, 2).await.unwrap();
+        for (i, want) in [(&a, "is not permitted"), (&b, "does not exist")] {
+            assert!(i.invocation.retrieval_details.blocked);
+            assert!(!i.invocation.success);
+            assert_eq!(
+                i.invocation.retrieval_details.evidence_status,
+                EvidenceStatus::Failed
+            );
+            assert!(
+                i.invocation
+                    .error_message
+                    .as_deref()
+                    .unwrap()
+                    .contains(want)
+            );
+            let msg: Value = serde_json::from_str(&i.message).unwrap();
+            assert_eq!(msg["blocked"], true);
+            assert_eq!(msg["invocation_id"], i.invocation.id);
+        }
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 0);
+        assert_eq!(rec.snapshot().invocations.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn invalid_arguments_are_a_failed_invocation_the_model_sees() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, _) = invoker(&[logs.clone()], &["query_logs"]);
+        for raw in ["{not json", "[1,2]"] {
+            let i = inv.invoke("query_logs", raw, None, 1).await.unwrap();
+            assert_eq!(
+                i.invocation.retrieval_details.evidence_status,
+                EvidenceStatus::Failed
+            );
+            assert!(!i.invocation.retrieval_details.blocked);
+            let msg: Value = serde_json::from_str(&i.message).unwrap();
+            assert!(
+                msg["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("invalid arguments JSON")
+            );
+        }
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn a_repeated_successful_query_is_deduped_whatever_the_key_order() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, _) = invoker(&[logs.clone()], &["query_logs"]);
+        let first = inv
+            .invoke(
+                "query_logs",
+                r#"{"a": 1, "b": {"c": 2, "d": 3}}"#,
+                Some(4),
+                1,
+            )
+            .await
+            .unwrap();
+        let again = inv
+            .invoke(
+                "query_logs",
+                r#"{"b": {"d": 3, "c": 2}, "a": 1}"#,
+                Some(5),
+                2,
+            )
+            .await
+            .unwrap();
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 1);
+        let d = &again.invocation.retrieval_details;
+        assert_eq!(d.evidence_status, EvidenceStatus::Deduped);
+        assert_eq!(d.deduped_from, Some(first.invocation.id));
+        assert!(d.evidence_refs.is_empty());
+        assert!(again.invocation.dedup_reason.is_some());
+        let msg: Value = serde_json::from_str(&again.message).unwrap();
+        assert_eq!(msg["result"], Value::Null);
+        assert_eq!(msg["deduped_from"], first.invocation.id);
+        // Truncated preview, full length kept.
+        assert!(first.invocation.is_truncated);
+        assert!(first.invocation.output_preview.len() < first.invocation.output_length);
+    }
+
+    #[tokio::test]
+    async fn failures_are_not_deduped_and_carry_the_error() {
+        let broken = fake("query_logs", false, true);
+        let (mut inv, _) = invoker(&[broken.clone()], &["query_logs"]);
+        let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        let b = inv.invoke("query_logs", "{}", None, 2).await.unwrap();
+        assert_eq!(broken.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            a.invocation.error_message.as_deref(),
+            Some("backend error: disk on fire")
+        );
+        assert_eq!(
+            b.invocation.retrieval_details.evidence_status,
+            EvidenceStatus::Failed
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tool_that_hangs_times_out_as_a_failed_invocation() {
+        let slow = fake("query_logs", true, false);
+        let (inv, _) = invoker(&[slow], &["query_logs"]);
+        let mut inv = inv.with_timeout(Duration::from_secs(1));
+        let i = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        assert!(!i.invocation.success);
+        assert!(i.invocation.error_message.unwrap().contains("timed out"));
+    }
+}
