@@ -381,10 +381,10 @@ mod tests {
         })
     }
 
-    fn invoker(tools: &[Arc<Fake>], permitted: &[&str]) -> (ToolInvoker, Arc<MemoryRecorder>) {
+    fn invoker(tools: Vec<Arc<Fake>>, permitted: &[&str]) -> (ToolInvoker, Arc<MemoryRecorder>) {
         let mut reg = ToolRegistry::new();
         for t in tools {
-            reg.register(t.clone() as Arc<dyn Tool>);
+            reg.register(t as Arc<dyn Tool>);
         }
         let rec = Arc::new(MemoryRecorder::new());
         let inv = ToolInvoker::new(
@@ -399,7 +399,7 @@ mod tests {
     #[tokio::test]
     async fn unknown_and_unpermitted_tools_are_blocked_and_recorded() {
         let logs = fake("query_logs", false, false);
-        let (mut inv, rec) = invoker(&[logs.clone()], &[]);
+        let (mut inv, rec) = invoker(vec![logs.clone()], &[]);
         let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
         let b = inv.invoke("rm_rf", "{}", None, 2).await.unwrap();
         for (i, want) in [(&a, "is not permitted"), (&b, "does not exist")] {
@@ -427,7 +427,7 @@ mod tests {
     #[tokio::test]
     async fn invalid_arguments_are_a_failed_invocation_the_model_sees() {
         let logs = fake("query_logs", false, false);
-        let (mut inv, _) = invoker(&[logs.clone()], &["query_logs"]);
+        let (mut inv, _) = invoker(vec![logs.clone()], &["query_logs"]);
         for raw in ["{not json", "[1,2]"] {
             let i = inv.invoke("query_logs", raw, None, 1).await.unwrap();
             assert_eq!(
@@ -449,7 +449,7 @@ mod tests {
     #[tokio::test]
     async fn a_repeated_successful_query_is_deduped_whatever_the_key_order() {
         let logs = fake("query_logs", false, false);
-        let (mut inv, _) = invoker(&[logs.clone()], &["query_logs"]);
+        let (mut inv, _) = invoker(vec![logs.clone()], &["query_logs"]);
         let first = inv
             .invoke(
                 "query_logs",
@@ -485,7 +485,7 @@ mod tests {
     #[tokio::test]
     async fn failures_are_not_deduped_and_carry_the_error() {
         let broken = fake("query_logs", false, true);
-        let (mut inv, _) = invoker(&[broken.clone()], &["query_logs"]);
+        let (mut inv, _) = invoker(vec![broken.clone()], &["query_logs"]);
         let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
         let b = inv.invoke("query_logs", "{}", None, 2).await.unwrap();
         assert_eq!(broken.calls.load(Ordering::SeqCst), 2);
@@ -502,7 +502,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_tool_that_hangs_times_out_as_a_failed_invocation() {
         let slow = fake("query_logs", true, false);
-        let (inv, _) = invoker(&[slow], &["query_logs"]);
+        let (inv, _) = invoker(vec![slow], &["query_logs"]);
         let mut inv = inv.with_timeout(Duration::from_secs(1));
         let i = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
         assert!(!i.invocation.success);
