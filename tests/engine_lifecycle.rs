@@ -284,3 +284,136 @@ async fn session_history_reaches_the_planner_and_executor() {
         .unwrap();
     assert!(verifier2.input.get("history").is_none());
 }
+
+#[tokio::test]
+async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
+    use diagraph::model::{AgentRole, Message};
+    let mut s = load_scenario("01_pass.toml");
+    s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
+        AgentRole::Executor,
+        vec![
+            (
+                "query_metrics",
+                serde_json::json!({"service": "payment-service"}),
+            ),
+            (
+                "query_logs",
+                serde_json::json!({"service": "order-service"}),
+            ),
+            ("query_logs", serde_json::json!({"service": "user-service"})),
+        ],
+    );
+    let (mut engine, recorder) = scenario_engine(&s);
+    engine.config.max_tool_calls = 2;
+    let capture = common::Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(
+        recorder.snapshot().invocations.len(),
+        2,
+        "the third call was not executed"
+    );
+    let exec: Vec<_> = capture
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == AgentRole::Executor)
+        .collect();
+    assert_eq!(exec.len(), 2);
+    assert!(!exec[0].tools.is_empty());
+    assert!(exec[1].tools.is_empty(), "the final ask offers no tools");
+    assert!(
+        matches!(exec[1].messages.last(), Some(Message::User { content }) if content.contains("executor_evidence_v2"))
+    );
+    // Every tool call of the assistant turn has its tool message.
+    let tool_msgs = exec[1]
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { .. }))
+        .count();
+    assert_eq!(tool_msgs, 3);
+    assert_eq!(
+        exec[1].tool_results()[2]["error"],
+        "tool call budget exhausted; not executed"
+    );
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
+    use diagraph::model::AgentRole;
+    let mut s = load_scenario("10_tool_failure_legal_output.toml");
+    s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
+        AgentRole::Executor,
+        vec![(
+            "query_logs",
+            serde_json::Value::String("{\"service\": ".into()),
+        )],
+    );
+    let (mut engine, recorder) = scenario_engine(&s);
+    let capture = common::Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    let inv = &recorder.snapshot().invocations[0];
+    assert!(!inv.success);
+    assert!(
+        inv.error_message
+            .as_deref()
+            .unwrap()
+            .starts_with("invalid arguments JSON")
+    );
+    let exec: Vec<_> = capture
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == AgentRole::Executor)
+        .collect();
+    let seen = &exec[1].tool_results()[0];
+    assert_eq!(seen["evidence_status"], "failed");
+    assert_eq!(seen["invocation_id"], inv.id);
+}
+
+/// Answers every call as cut at the token limit.
+struct Truncating;
+
+#[async_trait]
+impl diagraph::model::ChatModel for Truncating {
+    fn name(&self) -> String {
+        "truncating".into()
+    }
+    async fn chat(
+        &self,
+        _r: &diagraph::model::ChatRequest,
+    ) -> Result<diagraph::model::ChatResponse, diagraph::model::ModelError> {
+        Ok(diagraph::model::ChatResponse {
+            content: Some(r#"{"plan": ["a"]}"#.into()),
+            finish_reason: diagraph::model::FinishReason::Length,
+            ..Default::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_token_limit_is_invalid_output() {
+    let s = load_scenario("01_pass.toml");
+    let (mut engine, _) = scenario_engine(&s);
+    engine.model = Arc::new(Truncating);
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(
+        out.trace.route(),
+        vec![NodeId::Planner, NodeId::Planner, NodeId::Fallback]
+    );
+    let details: Vec<String> = out
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::NodeFinished {
+                outcome, detail, ..
+            } => Some(format!("{outcome} {detail}")),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        details[0].starts_with("INVALID_OUTPUT output truncated"),
+        "{details:?}"
+    );
+}
