@@ -184,25 +184,27 @@ impl<'a> Checker<'a> {
         } else {
             BindingStatus::Pass
         };
-        let where_ = format!(
-            "claim {} binding #{} ({} invocation {} {})",
-            quote(&claim.claim_id),
-            n + 1,
-            quote(&b.tool_name),
-            id.map_or_else(|| "?".to_string(), |i| i.to_string()),
-            quote(path.as_deref().unwrap_or("?")),
-        );
-        for w in &eval.warnings {
-            self.warnings.push(format!("{where_}: {w}"));
-        }
-        for f in &eval.failures {
-            let line = format!(
-                "{where_}: {} ({}): {}",
-                f.rule.as_str(),
-                f.severity.as_str(),
-                f.detail
+        if !eval.warnings.is_empty() || !eval.failures.is_empty() {
+            let where_ = format!(
+                "claim {} binding #{} ({} invocation {} {})",
+                quote(&claim.claim_id),
+                n + 1,
+                quote(&b.tool_name),
+                id.map_or_else(|| "?".to_string(), |i| i.to_string()),
+                quote(path.as_deref().unwrap_or("?")),
             );
-            self.record(f.rule, f.severity, line);
+            for w in &eval.warnings {
+                self.warnings.push(format!("{where_}: {w}"));
+            }
+            for f in &eval.failures {
+                let line = format!(
+                    "{where_}: {} ({}): {}",
+                    f.rule.as_str(),
+                    f.severity.as_str(),
+                    f.detail
+                );
+                self.record(f.rule, f.severity, line);
+            }
         }
         let (failed_rule, detail) = match failed {
             Some(f) => (Some(f.rule.as_str().to_string()), f.detail.clone()),

@@ -6,8 +6,11 @@
 //! character). Supported means: the excerpt is a contiguous run of the
 //! ref's tokens, or enough of its distinct tokens occur in the ref AND every
 //! token carrying a digit occurs there too AND it adds no negation word the
-//! ref lacks. Whole-token comparison is what stops `value=9%` passing
-//! against `value=92%`.
+//! ref lacks AND no `key=value` field contradicts a field of the ref with a
+//! value the ref never mentions (so `state=firing` cannot cite an alert
+//! whose text says `state=resolved`).
+//! Whole-token comparison is what stops `value=9%` passing against
+//! `value=92%`.
 
 use super::rules::ExcerptParams;
 use std::collections::HashSet;
@@ -17,6 +20,8 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormText {
     padded: String,
+    /// `key=value` fields of the original text: key, value tokens.
+    fields: Vec<(String, Vec<String>)>,
 }
 
 /// Negation words whose appearance in an excerpt but not in the ref flips
@@ -46,14 +51,28 @@ fn fold_width(c: char) -> char {
     }
 }
 
+fn fold(text: &str) -> Vec<char> {
+    text.chars()
+        .map(fold_width)
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 impl NormText {
     pub fn new(text: &str) -> NormText {
-        let chars: Vec<char> = text
-            .chars()
-            .map(fold_width)
-            .flat_map(char::to_lowercase)
-            .collect();
-        let mut padded = String::with_capacity(text.len() + 2);
+        let chars = fold(text);
+        let mut n = NormText::from_chars(&chars);
+        n.fields = fields(&chars);
+        n
+    }
+
+    /// Tokens only, no field extraction (for field values themselves).
+    fn new_plain(text: &str) -> NormText {
+        NormText::from_chars(&fold(text))
+    }
+
+    fn from_chars(chars: &[char]) -> NormText {
+        let mut padded = String::with_capacity(chars.len() + 2);
         padded.push(' ');
         let mut at_sep = true;
         let digit = |i: Option<usize>| {
@@ -82,7 +101,10 @@ impl NormText {
         if !at_sep {
             padded.push(' ');
         }
-        NormText { padded }
+        NormText {
+            padded,
+            fields: Vec::new(),
+        }
     }
 
     pub fn tokens(&self) -> impl Iterator<Item = &str> {
@@ -99,6 +121,37 @@ impl NormText {
     }
 }
 
+/// `key=value` chunks (split on whitespace, `,` and `;`) whose key is an
+/// ASCII identifier, as code-made ref texts write them. The value is
+/// tokenised like the text; everything after the first `=` is the value.
+fn fields(chars: &[char]) -> Vec<(String, Vec<String>)> {
+    let text: String = chars.iter().collect();
+    let mut out = Vec::new();
+    for chunk in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '，' | '；')) {
+        let Some((key, value)) = chunk.split_once('=') else {
+            continue;
+        };
+        let ident = key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !ident {
+            continue;
+        }
+        let tokens: Vec<String> = NormText::new_plain(value)
+            .tokens()
+            .map(str::to_string)
+            .collect();
+        if !tokens.is_empty() {
+            out.push((key.to_string(), tokens));
+        }
+    }
+    out
+}
+
 /// Why an excerpt was judged unsupported, for the error line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unsupported {
@@ -106,6 +159,7 @@ pub enum Unsupported {
     LowOverlap,
     NumberMissing,
     NegationAdded,
+    FieldConflict,
 }
 
 impl Unsupported {
@@ -116,6 +170,9 @@ impl Unsupported {
             Unsupported::NumberMissing => "a number in the excerpt does not occur in the ref text",
             Unsupported::NegationAdded => {
                 "the excerpt adds a negation the ref text does not contain"
+            }
+            Unsupported::FieldConflict => {
+                "a key=value field in the excerpt contradicts the ref text"
             }
         }
     }
@@ -146,6 +203,19 @@ pub fn supports(
             .any(|t| t.bytes().any(|b| b.is_ascii_digit()) && !ref_tokens.contains(t))
     {
         return Err(Unsupported::NumberMissing);
+    }
+    // A field conflicts when the ref has the same key, no ref value for it
+    // shares a token with the excerpt's value, and the excerpt's value is
+    // not elsewhere in the ref either (free-text fields such as `query=`
+    // span several chunks, so their words may sit in a neighbouring one).
+    let conflict = excerpt.fields.iter().any(|(key, value)| {
+        let mut ref_values = reference.fields.iter().filter(|(k, _)| k == key).peekable();
+        ref_values.peek().is_some()
+            && !ref_values.any(|(_, rv)| value.iter().any(|t| rv.contains(t)))
+            && value.iter().any(|t| !ref_tokens.contains(t.as_str()))
+    });
+    if conflict {
+        return Err(Unsupported::FieldConflict);
     }
     let present = ex_tokens.iter().filter(|t| ref_tokens.contains(*t)).count();
     // ex_tokens is non-empty here: the excerpt had content.
