@@ -352,10 +352,8 @@ fn knowledge_material(
             b.breadcrumb.clone()
         };
         let gist = gist(&b.text);
-        if gist.is_empty() {
-            continue;
-        }
-        hypotheses.push(Hypothesis {
+        if !gist.is_empty() {
+            hypotheses.push(Hypothesis {
             hypothesis_text: if zh {
                 format!("知识库（{label}）提示的可能方向：{gist}")
             } else {
@@ -371,7 +369,8 @@ fn knowledge_material(
             } else {
                 "alerts or log lines that show this directly".into()
             }],
-        });
+            });
+        }
         for item in list_items(&b.text).into_iter().take(2) {
             if actions.len() >= 4 || actions.iter().any(|a| a.action_text == item) {
                 continue;
@@ -414,10 +413,14 @@ fn knowledge_material(
 
 /// The first sentence or two of a runbook section, without markdown marks.
 fn gist(text: &str) -> String {
+    // Prose only: list items become actions, headings and code are noise.
     let body: String = text
         .lines()
-        .map(|l| l.trim().trim_start_matches(['#', '>', '*', '-', ' ']))
-        .filter(|l| !l.is_empty() && !l.starts_with("```"))
+        .map(str::trim)
+        .filter(|l| !l.starts_with(['-', '*', '#', '|']) && !l.starts_with("```"))
+        .filter(|l| !l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .map(|l| l.trim_start_matches(['>', ' ']))
+        .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
     let mut out = String::new();

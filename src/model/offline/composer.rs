@@ -148,7 +148,12 @@ fn section(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {
     if lines.is_empty() {
         return;
     }
-    let _ = write!(out, "\n{title}:\n");
+    let colon = if title.chars().any(super::text::is_han) {
+        "："
+    } else {
+        ":"
+    };
+    let _ = write!(out, "\n{title}{colon}\n");
     for l in lines {
         let _ = writeln!(out, "- {l}");
     }
