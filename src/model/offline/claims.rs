@@ -18,6 +18,8 @@ const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
 const MAX_NEGATIVE_CLAIMS: usize = 4;
 const NARROW_MAX_CLAIMS: usize = 2;
+/// Error lines of one pattern needed before it may be called a cause.
+const MIN_CAUSE_LINES: usize = 2;
 
 /// Claims without ids yet; the caller numbers them.
 pub struct Draft {
@@ -60,7 +62,11 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
         // Root cause: the top error group on a service with a firing alert.
         'outer: for (gi, g) in groups.iter().enumerate() {
             let Some(first) = g.first() else { continue };
-            if level_rank(&first.level) != 0 || first.service.is_empty() {
+            // One stray error line is not a pattern; a cause needs repeats.
+            if level_rank(&first.level) != 0
+                || first.service.is_empty()
+                || g.len() < MIN_CAUSE_LINES
+            {
                 continue;
             }
             for (ai, a) in c.alerts.iter().enumerate() {
@@ -170,9 +176,9 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
         });
     } else if !claims.iter().any(|c| c.claim_type == "root_cause") && !narrow {
         missing.push(if zh {
-            "没有同时出现在触发告警服务上的错误日志，根因无法由证据直接确定".into()
+            "证据没有把重复出现的错误日志与某个触发中的告警关联起来，根因无法由证据直接确定".into()
         } else {
-            "No error logs were found on the service of a firing alert, so the evidence does not pin down a cause".into()
+            "The evidence does not tie a repeated error pattern to a firing alert on the same service, so no cause is confirmed".into()
         });
     }
     let (hypotheses, actions) = if narrow {
