@@ -10,12 +10,14 @@ use offline_support::*;
 use serde_json::json;
 
 fn shop() -> FakeBackend {
-    let mut b = FakeBackend::default();
-    b.alerts = vec![
-        alert("HighLatency", "payment-service", "firing", "2.4s"),
-        alert("HighCPUUsage", "payment-service", "firing", "92%"),
-        alert("DiskFilling", "inventory-service", "resolved", "81%"),
-    ];
+    let mut b = FakeBackend {
+        alerts: vec![
+            alert("HighLatency", "payment-service", "firing", "2.4s"),
+            alert("HighCPUUsage", "payment-service", "firing", "92%"),
+            alert("DiskFilling", "inventory-service", "resolved", "81%"),
+        ],
+        ..Default::default()
+    };
     for i in 0..6 {
         b.logs.push(log(
             &format!("2026-07-08T23:0{i}:28Z"),
@@ -40,8 +42,10 @@ fn shop() -> FakeBackend {
         "upstream payment-service returned 503",
     ));
     b.knowledge = vec![
+        json!({"source": "runbooks/db-pool.md", "breadcrumb": "DB pool > Why it happens", "domain": "runbooks",
+            "text": "Pool exhaustion happens when connections leak or queries are slow. Requests then wait for a connection.", "score": 3.2}),
         json!({"source": "runbooks/db-pool.md", "breadcrumb": "DB pool > Diagnosis", "domain": "runbooks",
-        "text": "Pool exhaustion happens when connections leak or queries are slow.\n- Check active connections in the pool metrics\n- Look for slow queries holding connections", "score": 3.2}),
+            "text": "- Check active connections in the pool metrics\n- Look for slow queries holding connections", "score": 3.0}),
     ];
     b
 }

@@ -7,9 +7,7 @@
 //! binds both. Runbook text becomes hypotheses and actions, never claims.
 //! Every binding's excerpt is the ref text itself.
 
-use super::evidence::{
-    AlertItem, Collected, KnowledgeItem, LogItem, NoEvidence, Source, group_logs, level_rank,
-};
+use super::evidence::{AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank};
 use super::text::{clean, contains_ci, literal_pieces};
 use crate::engine::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
 use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
@@ -154,20 +152,6 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
             }
         })
         .collect();
-    for n in c
-        .no_evidence
-        .iter()
-        .filter(|n| n.src.tool == LOOKUP_KNOWLEDGE)
-    {
-        missing.push(if zh {
-            format!("知识库查询 {} 未检索到匹配的文档", n.query)
-        } else {
-            format!(
-                "The knowledge lookup {} found no matching documents",
-                n.query
-            )
-        });
-    }
     if c.alerts.is_empty() && c.logs.is_empty() {
         missing.push(if zh {
             "本次查询没有检索到任何告警或日志证据，无法给出根因".into()
@@ -184,7 +168,7 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
     let (hypotheses, actions) = if narrow {
         (vec![], vec![])
     } else {
-        knowledge_material(&c.knowledge, &c.no_evidence, zh)
+        super::runbook::material(&c.knowledge, &c.no_evidence, zh)
     };
     Draft {
         claims,
@@ -340,122 +324,4 @@ fn negative_text(n: &NoEvidence, zh: bool) -> String {
             n.src.tool, n.query
         )
     }
-}
-
-/// Runbook blocks -> hypotheses (possible causes, unconfirmed) and
-/// investigation steps (list items of diagnosis/mitigation sections).
-fn knowledge_material(
-    blocks: &[KnowledgeItem],
-    negatives: &[NoEvidence],
-    zh: bool,
-) -> (Vec<Hypothesis>, Vec<RecommendedAction>) {
-    let mut hypotheses = Vec::new();
-    let mut actions: Vec<RecommendedAction> = Vec::new();
-    for b in blocks.iter().take(3) {
-        let label = if b.breadcrumb.is_empty() {
-            b.source.clone()
-        } else {
-            b.breadcrumb.clone()
-        };
-        let gist = gist(&b.text);
-        if !gist.is_empty() {
-            hypotheses.push(Hypothesis {
-            hypothesis_text: if zh {
-                format!("知识库（{label}）提示的可能方向：{gist}")
-            } else {
-                format!("Runbook guidance ({label}) suggests a possible direction: {gist}")
-            },
-            basis: if zh {
-                format!("lookup_knowledge 返回的 {}；这是通用知识，不是当前环境的观测事实", b.source)
-            } else {
-                format!("lookup_knowledge returned {}; general runbook knowledge, not an observation of this environment", b.source)
-            },
-            needed_evidence: vec![if zh {
-                "能直接显示该情况的告警或日志".into()
-            } else {
-                "alerts or log lines that show this directly".into()
-            }],
-            });
-        }
-        for item in list_items(&b.text).into_iter().take(2) {
-            if actions.len() >= 4 || actions.iter().any(|a| a.action_text == item) {
-                continue;
-            }
-            actions.push(RecommendedAction {
-                action_text: item,
-                reason: if zh {
-                    format!("来自知识库 {label} 的排查步骤")
-                } else {
-                    format!("investigation step from runbook {label}")
-                },
-                evidence_bindings: vec![],
-            });
-        }
-    }
-    if let Some(n) = negatives.iter().find(|n| n.src.tool != LOOKUP_KNOWLEDGE) {
-        actions.push(RecommendedAction {
-            action_text: if zh {
-                format!(
-                    "扩大时间窗口或换用其他数据源复查 {} {}",
-                    n.src.tool, n.query
-                )
-            } else {
-                format!(
-                    "Re-check {} {} with a wider time window or another data source",
-                    n.src.tool, n.query
-                )
-            },
-            reason: if zh {
-                "本次查询未检索到匹配结果，只说明该查询没有命中".into()
-            } else {
-                "the query found no matching results, which only says this query returned nothing"
-                    .into()
-            },
-            evidence_bindings: vec![],
-        });
-    }
-    (hypotheses, actions)
-}
-
-/// The first sentence or two of a runbook section, without markdown marks.
-fn gist(text: &str) -> String {
-    // Prose only: list items become actions, headings and code are noise.
-    let body: String = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with(['-', '*', '#', '|']) && !l.starts_with("```"))
-        .filter(|l| !l.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .map(|l| l.trim_start_matches(['>', ' ']))
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut out = String::new();
-    for (i, sentence) in body.split_inclusive(['.', '。']).enumerate() {
-        if i >= 2 || out.chars().count() > 160 {
-            break;
-        }
-        out.push_str(sentence);
-    }
-    clean(&out, 220)
-}
-
-/// Bullet or numbered list items of a runbook section.
-fn list_items(text: &str) -> Vec<String> {
-    text.lines()
-        .map(str::trim)
-        .filter_map(|l| {
-            let item = l
-                .strip_prefix("- ")
-                .or_else(|| l.strip_prefix("* "))
-                .or_else(|| {
-                    let digits = l.chars().take_while(char::is_ascii_digit).count();
-                    (digits > 0)
-                        .then(|| l.get(digits..))
-                        .flatten()?
-                        .strip_prefix(". ")
-                })?;
-            let item = clean(item.trim_matches(['*', '`', ' ']), 160);
-            (item.chars().count() >= 8).then_some(item)
-        })
-        .collect()
 }

@@ -158,16 +158,20 @@ fn follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
     {
         let name = a.alertname.clone();
         if name.is_empty()
-            || asked.iter().any(|q| q.contains(&name.to_lowercase()))
+            || asked.iter().any(|q| {
+                q.contains(&name.to_lowercase())
+                    || q.contains(&planner::split_camel(&name).to_lowercase())
+            })
             || out
                 .iter()
-                .any(|q| q.arguments.get("query") == Some(&json!(name)))
+                .any(|q| q.arguments.get("query") == Some(&json!(planner::split_camel(&name))))
         {
             continue;
         }
         out.push(PlannedQuery {
             tool: LOOKUP_KNOWLEDGE.into(),
-            arguments: json!({ "query": name })
+            // "HighCPUUsage" -> "High CPU Usage": runbooks are prose.
+            arguments: json!({ "query": planner::split_camel(&name) })
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),

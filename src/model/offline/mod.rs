@@ -21,6 +21,7 @@ pub mod entities;
 mod evidence;
 pub mod executor;
 pub mod planner;
+mod runbook;
 pub mod text;
 pub mod verifier;
 

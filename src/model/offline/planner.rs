@@ -385,7 +385,7 @@ pub fn select_skill(
 }
 
 /// `HighCPUUsage` -> `High CPU Usage`.
-fn split_camel(w: &str) -> String {
+pub fn split_camel(w: &str) -> String {
     let chars: Vec<char> = w.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
