@@ -30,9 +30,15 @@ struct Outcome {
 }
 
 async fn run(question: &str) -> Outcome {
-    let pack = Arc::new(
-        Pack::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")).unwrap(),
-    );
+    run_on(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop"),
+        question,
+    )
+    .await
+}
+
+async fn run_on(dir: &Path, question: &str) -> Outcome {
+    let pack = Arc::new(Pack::load(dir).unwrap());
     let tools: Vec<Arc<dyn Tool>> = pack_tools(pack.clone());
     let specs: Vec<_> = tools.iter().map(|t| t.spec()).collect();
     let lang = Lang::detect(question);
@@ -197,4 +203,23 @@ async fn shop_narrow_and_negative_questions() {
     assert_eq!(o.claims.len(), 1);
     assert_eq!(o.claims[0].claim_type, "negative_observation");
     assert!(o.answer.contains("found no matching logs"), "{}", o.answer);
+}
+
+#[tokio::test]
+async fn realdata_pack_passes_the_real_gatekeeper() {
+    let Some(src) = offline_support::realdata::realdata() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    offline_support::realdata::build_realdata_pack(&src, tmp.path());
+    for q in [
+        "why is hadoop-mrappmaster failing?",
+        "zookeeper 最近为什么连接异常？",
+        "is there a ZookeeperMissingLeader alert on zookeeper?",
+        "why is zookeeper losing its leader?",
+        "what errors does hadoop-mrappmaster log about the resource manager?",
+    ] {
+        let o = run_on(tmp.path(), q).await;
+        assert!(!o.claims.is_empty(), "{q}");
+    }
 }

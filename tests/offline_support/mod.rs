@@ -5,6 +5,8 @@
 //! without the engine.
 #![allow(dead_code)]
 
+pub mod realdata;
+
 use diagraph::engine::contracts::{
     ComposerOutput, ExecutorEvidence, Lang, PlannerPlan, Verdict, VerifierOutput,
     parse_composer_output, parse_executor_evidence, parse_planner_plan, parse_verifier_output,

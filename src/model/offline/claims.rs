@@ -152,6 +152,13 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
             }
         })
         .collect();
+    for (tool, query, returned, total) in &c.truncated {
+        missing.push(if zh {
+            format!("{tool} {query} 只返回了 {returned} 条（共 {total} 条匹配），上面的条数只统计返回的行")
+        } else {
+            format!("{tool} {query} returned {returned} of {total} matching lines; the counts above are of the returned lines only")
+        });
+    }
     if c.alerts.is_empty() && c.logs.is_empty() {
         missing.push(if zh {
             "本次查询没有检索到任何告警或日志证据，无法给出根因".into()

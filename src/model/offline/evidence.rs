@@ -65,6 +65,9 @@ pub struct Collected {
     pub no_evidence: Vec<NoEvidence>,
     /// Human notes on failed or blocked calls.
     pub failures: Vec<String>,
+    /// Queries whose results were cut at their limit: (tool, query,
+    /// returned, total).
+    pub truncated: Vec<(String, String, usize, u64)>,
     /// (tool, args summary) of every answered call.
     pub answered: BTreeSet<String>,
 }
@@ -106,6 +109,15 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
             continue;
         }
         let body = r.get("result").unwrap_or(&Value::Null);
+        if body.get("truncated").and_then(Value::as_bool) == Some(true) {
+            let returned = body
+                .get("logs")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let total = body.get("total").and_then(Value::as_u64).unwrap_or(0);
+            c.truncated
+                .push((tool.clone(), query.clone(), returned, total));
+        }
         let refs = r
             .get("evidence_refs")
             .and_then(Value::as_array)

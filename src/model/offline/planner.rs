@@ -7,7 +7,7 @@
 //! aimed at the gap facts' entities are planned, and none that already ran.
 
 use super::entities::{self, Entities, NarrowTarget};
-use super::text::{clean, content_tokens};
+use super::text::{clean, content_tokens, tokens};
 use crate::engine::contracts::{Lang, PlannedQuery, PlannerPlan};
 use crate::engine::dto::{PlannerInput, PlannerRetryView, ToolBrief};
 use crate::knowledge::{DomainInfo, SkillInfo};
@@ -299,7 +299,21 @@ fn knowledge_terms(question: &str, e: &Entities) -> String {
     parts.extend(e.symptoms.iter().map(|s| s.knowledge.to_string()));
     parts.extend(e.keywords.iter().cloned());
     if parts.is_empty() {
-        return clean(question, 200);
+        // The question's own meaningful words, minus the service names that
+        // runbooks rarely mention.
+        let services: Vec<String> = e.services.iter().flat_map(|s| tokens(s)).collect();
+        let words: Vec<String> = content_tokens(question)
+            .into_iter()
+            .filter(|w| !services.contains(w))
+            .collect();
+        return clean(
+            &if words.is_empty() {
+                question.to_string()
+            } else {
+                words.join(" ")
+            },
+            200,
+        );
     }
     clean(&parts.join(" "), 200)
 }
