@@ -84,6 +84,7 @@ fn planner_example_matches_the_contract() {
 
 #[test]
 fn executor_example_matches_the_contract_and_cites_precisely() {
+    let item = regex::Regex::new(r"^\$\.(alerts|logs|evidence_blocks)\[\d+\]$").unwrap();
     for (example, out) in check_examples(AgentRole::Executor, parse_executor_evidence) {
         assert_eq!(out.answer_version, "executor_evidence_v2");
         assert!(example.get("diagnosis_summary").is_none());
@@ -95,8 +96,7 @@ fn executor_example_matches_the_contract_and_cites_precisely() {
                 assert!(b.source_invocation_id.is_some());
                 assert!(!b.evidence_excerpt.is_empty());
                 let path = b.raw_path.as_deref().unwrap();
-                let item =
-                    regex::Regex::new(r"^\$\.(alerts|logs|evidence_blocks)\[\d+\]$").unwrap();
+
                 assert!(item.is_match(path) || path == "$.no_evidence", "{path}");
                 if c.is_negative() {
                     assert_eq!(path, "$.no_evidence");
