@@ -541,3 +541,43 @@ async fn a_truncated_body_is_retryable() {
         .unwrap_err();
     assert!(err.is_retryable(), "{err}");
 }
+
+#[tokio::test]
+async fn retry_after_ms_is_preferred() {
+    let server = MockServer::start(vec![
+        Reply::error(429, "busy", "rate_limit_exceeded")
+            .header("retry-after-ms", "30")
+            .header("retry-after", "1"),
+        Reply::text("ok"),
+    ])
+    .await;
+    let r = model(&server.base_url)
+        .chat(&executor_request(first_messages()))
+        .await
+        .unwrap();
+    assert!(
+        r.notes.iter().any(|n| n.contains("back-off 30 ms")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_is_reported_not_hidden() {
+    let server = MockServer::start(vec![Reply::message(
+        json!({"role": "assistant", "content": null, "refusal": "I can't help with that."}),
+        "stop",
+    )])
+    .await;
+    let r = model(&server.base_url)
+        .chat(&executor_request(first_messages()))
+        .await
+        .unwrap();
+    assert_eq!(r.content, None);
+    assert!(r.tool_calls.is_empty());
+    assert!(
+        r.notes.iter().any(|n| n.contains("refused")),
+        "{:?}",
+        r.notes
+    );
+}

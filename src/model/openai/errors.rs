@@ -17,6 +17,9 @@ pub fn status_kind(status: u16) -> ModelErrorKind {
     match status {
         429 => ModelErrorKind::RateLimited,
         408 => ModelErrorKind::Timeout,
+        // Lock conflicts and "too early" are transient (OpenAI's own
+        // clients retry 409).
+        409 | 425 => ModelErrorKind::ServerError,
         401 | 403 => ModelErrorKind::Unauthorized,
         500..=599 => ModelErrorKind::ServerError,
         400..=499 => ModelErrorKind::BadRequest,
@@ -164,6 +167,7 @@ mod tests {
             (500, ServerError),
             (503, ServerError),
             (302, Protocol),
+            (409, ServerError),
         ] {
             assert_eq!(status_kind(s), k, "{s}");
         }

@@ -107,6 +107,11 @@ fn config_error(message: impl Into<String>) -> ModelError {
 }
 
 impl OpenAiModel {
+    /// From the effective configuration (key read from the environment now).
+    pub fn from_config(config: &Config) -> Result<OpenAiModel, ModelError> {
+        OpenAiModel::new(OpenAiConfig::from_config(config))
+    }
+
     pub fn new(cfg: OpenAiConfig) -> Result<OpenAiModel, ModelError> {
         let shown_url = mask_url(cfg.base_url.trim());
         let base = cfg.base_url.trim().trim_end_matches('/');
@@ -195,10 +200,12 @@ impl OpenAiModel {
         let (mut status, headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
         let mut notes = Vec::new();
         if status == 429 {
-            let hinted = headers
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| errors::retry_after(Some(v)));
+            let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            // OpenAI documents `retry-after-ms` as the more precise hint.
+            let hinted = header("retry-after-ms")
+                .and_then(|v| errors::retry_after(Some(v)))
+                .map(|d| d / 1000)
+                .or_else(|| errors::retry_after(header(RETRY_AFTER.as_str())));
             let wait = hinted
                 .unwrap_or(self.cfg.rate_limit_backoff)
                 .min(self.cfg.max_rate_limit_backoff);

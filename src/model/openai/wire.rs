@@ -144,12 +144,19 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, ModelError> {
         None if !tool_calls.is_empty() => FinishReason::ToolCalls,
         None => FinishReason::Stop,
     };
+    let mut notes = vec![];
+    // A refusal is neither content nor a tool call; keep the reason visible.
+    if let Some(r) = message.get("refusal").and_then(Value::as_str) {
+        if content.is_none() && tool_calls.is_empty() {
+            notes.push(format!("model refused: {}", super::errors::clean(r, 200)));
+        }
+    }
     Ok(ChatResponse {
         content,
         tool_calls,
         finish_reason,
         usage: parse_usage(root.get("usage")),
-        notes: vec![],
+        notes,
     })
 }
 
