@@ -253,13 +253,22 @@ async fn recorded_prometheus_answers_parse() {
          "state": "firing", "activeAt": "2026-11-29T18:13:22.124339672Z", "value": "0e+00"}
     ]}})
     .to_string();
-    let url = fake(Router::new().route(
-        "/api/v1/alerts",
-        get(move || {
-            let body = body.clone();
-            async move { body }
-        }),
-    ))
+    let url = fake(
+        Router::new()
+            .route(
+                "/api/v1/alerts",
+                get(move || {
+                    let body = body.clone();
+                    async move { body }
+                }),
+            )
+            .route(
+                "/api/v1/query",
+                get(|| async {
+                    r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#
+                }),
+            ),
+    )
     .await;
     let out = tool(&url)
         .call(&args(json!({"state": "firing"})))
@@ -273,10 +282,26 @@ async fn recorded_prometheus_answers_parse() {
     );
     let t1 = &out.evidence_refs[1].text;
     assert!(
-        t1.contains("instance=127.0.0.1:9090 job=prometheus state=firing value=0"),
+        t1.starts_with(
+            "alertname=PrometheusNotConnectedToAlertmanager service=prometheus \
+             severity=critical state=firing value=0 active_for="
+        ),
+        "{t1}"
+    );
+    assert!(
+        t1.contains(
+            "instance=127.0.0.1:9090 job=prometheus \
+             summary=Prometheus cannot connect the alertmanager VALUE = 0"
+        ),
         "{t1}"
     );
     assert!(t1.contains("since=2026-11-29T18:13:22Z"), "{t1}");
+    // Filtering by service uses the same label precedence as the pack.
+    let by_job = tool(&url)
+        .call(&args(json!({"service": "prometheus"})))
+        .await
+        .unwrap();
+    assert_eq!(by_job.evidence_refs.len(), 1);
 }
 
 #[test]

@@ -100,10 +100,13 @@ impl Client {
                 (_, Some((kind, msg)), _) => ToolError::Backend(format!(
                     "Prometheus {path} answered HTTP {status} ({kind}): {msg}"
                 )),
-                (_, None, _) => ToolError::Backend(format!(
-                    "Prometheus {path} answered HTTP {status}: {}",
-                    clean(&String::from_utf8_lossy(&body), 200)
-                )),
+                (_, None, _) => {
+                    let text = clean(&String::from_utf8_lossy(&body), 200);
+                    let sep = if text.is_empty() { "" } else { ": " };
+                    ToolError::Backend(format!(
+                        "Prometheus {path} answered HTTP {status}{sep}{text}"
+                    ))
+                }
             });
         }
         let Some(json) = json else {

@@ -2,8 +2,10 @@
 //! diagraph at their own Prometheus instead of a pack's `alerts.json`.
 //!
 //! Active alerts come from `/api/v1/alerts` and are filtered here by
-//! service label, alert name and state; each becomes a `$.alerts[i]` ref
-//! with code-made text. When a service is named, its instant values come
+//! service (the configured label, else the pack backend's precedence
+//! `service`, `job`, `app`, `instance`), alert name and state; each becomes
+//! a `$.alerts[i]` ref whose code-made text has the pack backend's keys and
+//! order, so the Gatekeeper and the offline model treat both alike. When a service is named, its instant values come
 //! from `/api/v1/query` with a PromQL built from a configurable template;
 //! they go into the body as `values` (context for the model) but carry no
 //! refs, so a claim must still stand on an alert. Every backend failure
@@ -13,7 +15,7 @@
 mod client;
 mod refs;
 
-pub use refs::{alert_text, escape_label_value, format_duration, render_promql};
+pub use refs::{alert_service, alert_text, escape_label_value, render_promql};
 
 use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend};
 use crate::tools::{
@@ -136,19 +138,19 @@ impl PrometheusMetrics {
     }
 
     fn matches(&self, alert: &Map<String, Value>, q: &Query) -> bool {
-        let label = |k: &str| {
-            alert
-                .get("labels")
-                .and_then(|l| l.get(k))
-                .and_then(Value::as_str)
-        };
         let eq = |want: &Option<String>, got: Option<&str>| match want {
             None => true,
             Some(w) => got.is_some_and(|g| g.eq_ignore_ascii_case(w)),
         };
+        let alertname = alert
+            .get("labels")
+            .and_then(|l| l.get("alertname"))
+            .and_then(Value::as_str);
         let state = alert.get("state").and_then(Value::as_str).unwrap_or("");
-        eq(&q.service, label(&self.cfg.service_label))
-            && eq(&q.alertname, label("alertname"))
+        eq(
+            &q.service,
+            alert_service(alert, &self.cfg.service_label).as_deref(),
+        ) && eq(&q.alertname, alertname)
             && (q.state == "any" || state.eq_ignore_ascii_case(&q.state))
     }
 

@@ -6,45 +6,63 @@
 //! the offline model treat both backends alike. Label values are server
 //! text: they are cleaned to one printable line, never interpreted.
 
-use super::client::clean;
+use crate::tools::pack::metrics::human_duration;
+use crate::tools::pack::text::{fmt_time, plain};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 const MAX_LABEL_CHARS: usize = 200;
+/// The pack backend's precedence, after the configured label.
+const FALLBACK_SERVICE_LABELS: [&str; 4] = ["service", "job", "app", "instance"];
 
+fn label(alert: &Map<String, Value>, k: &str) -> Option<String> {
+    alert
+        .get("labels")
+        .and_then(|l| l.get(k))
+        .map(scalar)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The service an alert is about: the configured label, else `service`,
+/// `job`, `app` or `instance` without its port, as the pack backend does.
+pub fn alert_service(alert: &Map<String, Value>, service_label: &str) -> Option<String> {
+    std::iter::once(service_label)
+        .chain(FALLBACK_SERVICE_LABELS)
+        .find_map(|k| {
+            let v = label(alert, k)?;
+            Some(if k == "instance" {
+                v.split(':').next().unwrap_or(&v).to_string()
+            } else {
+                v
+            })
+        })
+}
+
+/// Same keys and order as the pack backend (`alertname service severity
+/// state value active_for since ... summary`), plus the alert's other
+/// labels before the summary:
 /// `alertname=HighCPUUsage service=payment-service severity=critical
 /// state=firing value=92 active_for=25m since=2026-07-08T22:40:00Z
-/// summary=CPU usage above 90%`.
+/// instance=10.0.0.1:9100 summary=CPU usage above 90%`.
 pub fn alert_text(alert: &Map<String, Value>, service_label: &str, now: DateTime<Utc>) -> String {
-    let labels = alert.get("labels").and_then(Value::as_object);
-    let label = |k: &str| labels.and_then(|l| l.get(k)).map(scalar);
     let mut parts = Vec::new();
-    let mut push = |k: &str, v: String| {
+    let mut push = |k: &str, v: &str| {
+        let v = plain(v, MAX_LABEL_CHARS);
         if !v.is_empty() {
-            parts.push(format!("{}={}", clean(k, 64), clean(&v, MAX_LABEL_CHARS)));
+            parts.push(format!("{}={v}", plain(k, 64)));
         }
     };
-    let leading = ["alertname", service_label, "severity"];
-    for k in leading {
-        if let Some(v) = label(k) {
-            push(k, v);
-        }
-    }
-    if let Some(l) = labels {
-        let mut rest: Vec<(&String, &Value)> = l
-            .iter()
-            .filter(|(k, _)| !leading.contains(&k.as_str()))
-            .collect();
-        rest.sort_by(|a, b| a.0.cmp(b.0));
-        for (k, v) in rest {
-            push(k, scalar(v));
-        }
-    }
-    if let Some(s) = alert.get("state") {
-        push("state", scalar(s));
-    }
+    push("alertname", &label(alert, "alertname").unwrap_or_default());
+    push(
+        "service",
+        &alert_service(alert, service_label).unwrap_or_default(),
+    );
+    push("severity", &label(alert, "severity").unwrap_or_default());
+    let state = alert.get("state").map(scalar).unwrap_or_default();
+    push("state", &state);
     if let Some(v) = alert.get("value") {
-        push("value", format_value(&scalar(v)));
+        push("value", &format_value(&scalar(v)));
     }
     if let Some(since) = alert
         .get("activeAt")
@@ -52,16 +70,31 @@ pub fn alert_text(alert: &Map<String, Value>, service_label: &str, now: DateTime
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
         .map(|t| t.with_timezone(&Utc))
     {
-        let secs = ((now - since).num_milliseconds().max(0) + 500) / 1000;
-        push("active_for", format_duration(secs));
-        push("since", since.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        if matches!(state.as_str(), "firing" | "pending") {
+            push("active_for", &human_duration(since, now));
+        }
+        push("since", &fmt_time(&since));
     }
-    if let Some(summary) = alert
-        .get("annotations")
-        .and_then(|a| a.get("summary"))
-        .map(scalar)
-    {
-        push("summary", summary);
+    if let Some(Value::Object(labels)) = alert.get("labels") {
+        let shown = ["alertname", "severity", "service", service_label];
+        let mut rest: Vec<(&String, &Value)> = labels
+            .iter()
+            .filter(|(k, _)| !shown.contains(&k.as_str()))
+            .collect();
+        rest.sort_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in rest {
+            push(k, &scalar(v));
+        }
+    }
+    let annotation = |k: &str| {
+        alert
+            .get("annotations")
+            .and_then(|a| a.get(k))
+            .map(scalar)
+            .filter(|s| !s.trim().is_empty())
+    };
+    if let Some(summary) = annotation("summary").or_else(|| annotation("description")) {
+        push("summary", &summary);
     }
     parts.join(" ")
 }
@@ -82,24 +115,6 @@ pub fn format_value(raw: &str) -> String {
             format!("{rounded}")
         }
         _ => raw.trim().to_string(),
-    }
-}
-
-/// `25m`, `1h5m`, `2d3h`, `40s`.
-pub fn format_duration(secs: i64) -> String {
-    let (d, h, m, s) = (
-        secs / 86_400,
-        secs % 86_400 / 3600,
-        secs % 3600 / 60,
-        secs % 60,
-    );
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, _) => format!("{m}m"),
-        (0, _, 0) => format!("{h}h"),
-        (0, _, _) => format!("{h}h{m}m"),
-        (_, 0, _) => format!("{d}d"),
-        _ => format!("{d}d{h}h"),
     }
 }
 
@@ -136,24 +151,19 @@ mod tests {
             "annotations": {"summary": "CPU usage above 90%\n\u{1b}[2J"},
             "state": "firing", "activeAt": "2026-07-08T22:40:00.123456Z", "value": "9.2e+01"
         });
-        let now = DateTime::parse_from_rfc3339("2026-07-08T23:05:00Z")
+        let now = DateTime::parse_from_rfc3339("2026-07-08T23:05:00.2Z")
             .unwrap()
             .with_timezone(&Utc);
         let text = alert_text(alert.as_object().unwrap(), "service", now);
         assert_eq!(
             text,
-            "alertname=HighCPUUsage service=payment-service severity=critical instance=10.0.0.1:9100 \
-             state=firing value=92 active_for=25m since=2026-07-08T22:40:00Z summary=CPU usage above 90% [2J"
+            "alertname=HighCPUUsage service=payment-service severity=critical state=firing value=92 \
+             active_for=25m since=2026-07-08T22:40:00Z instance=10.0.0.1:9100 summary=CPU usage above 90%"
         );
     }
 
     #[test]
-    fn durations_and_values() {
-        assert_eq!(format_duration(40), "40s");
-        assert_eq!(format_duration(1500), "25m");
-        assert_eq!(format_duration(3900), "1h5m");
-        assert_eq!(format_duration(7200), "2h");
-        assert_eq!(format_duration(2 * 86_400 + 3 * 3600), "2d3h");
+    fn values_read_like_numbers() {
         assert_eq!(format_value("1e+00"), "1");
         assert_eq!(format_value("0.923456789"), "0.9235");
         assert_eq!(format_value("NaN"), "NaN");
