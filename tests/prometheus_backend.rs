@@ -7,14 +7,44 @@ mod prometheus_server;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
+use diagraph::engine::contracts::parse_executor_evidence;
+use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
-use diagraph::tools::{EvidenceStatus, Tool, ToolError};
+use diagraph::tools::{
+    EvidenceStatus, RetrievalDetails, Tool, ToolError, ToolInvocation, ToolOutput,
+};
 use prometheus_server::PromServer;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
 fn args(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
+}
+
+/// The invocation the engine would record for this output.
+fn as_invocation(id: i64, out: &ToolOutput) -> ToolInvocation {
+    ToolInvocation {
+        id,
+        run_id: 1,
+        step_id: Some(1),
+        seq: 1,
+        tool_name: "query_metrics".into(),
+        input_params: json!({"service": "payment-service"}),
+        output_preview: out.body.to_string(),
+        output_length: out.body.to_string().len(),
+        is_truncated: false,
+        retrieval_details: RetrievalDetails {
+            evidence_status: out.evidence_status,
+            evidence_refs: out.evidence_refs.clone(),
+            deduped_from: None,
+            blocked: false,
+            retrieved_domains: vec![],
+        },
+        dedup_reason: None,
+        duration_ms: 1,
+        success: true,
+        error_message: None,
+    }
 }
 
 fn tool(url: &str) -> PrometheusMetrics {
@@ -71,6 +101,37 @@ async fn against_a_real_prometheus() {
             .unwrap()
             .contains("service=\"payment-service\"")
     );
+
+    // The real alert ref backs a claim through the Gatekeeper; a doctored
+    // value does not.
+    let invocation = as_invocation(41, &out);
+    let active_for = r
+        .text
+        .split(' ')
+        .find(|p| p.starts_with("active_for="))
+        .unwrap();
+    let claim = |excerpt: &str| {
+        parse_executor_evidence(
+            &json!({"answer_version": "executor_evidence_v2", "claims": [{
+                "claim_id": "claim-1", "claim_type": "observation",
+                "claim_text": "HighCPUUsage is firing on payment-service at 92",
+                "support_level": "direct",
+                "evidence_bindings": [{"tool_name": "query_metrics", "source_invocation_id": 41,
+                    "raw_path": "$.alerts[0]", "evidence_excerpt": excerpt}]}],
+                "hypotheses": [], "recommended_actions": [], "missing_info": []})
+            .to_string(),
+        )
+        .unwrap()
+    };
+    let good = claim(&format!(
+        "alertname=HighCPUUsage service=payment-service state=firing value=92 {active_for}"
+    ));
+    let verdict = check(&good, &[invocation.clone()], &GatekeeperRules::shipped());
+    assert_eq!(verdict.status, "pass", "{verdict:?}");
+    assert_eq!(verdict.verified_binding_count(), 1);
+    let doctored = claim("alertname=HighCPUUsage service=payment-service state=firing value=99");
+    let verdict = check(&doctored, &[invocation], &GatekeeperRules::shipped());
+    assert_eq!(verdict.status, "fail", "{verdict:?}");
 
     // Filters: a pending alert, by state; everything, by default.
     let pending = metrics
