@@ -126,7 +126,11 @@ async fn against_a_real_prometheus() {
     let good = claim(&format!(
         "alertname=HighCPUUsage service=payment-service state=firing value=92 {active_for}"
     ));
-    let verdict = check(&good, &[invocation.clone()], &GatekeeperRules::shipped());
+    let verdict = check(
+        &good,
+        std::slice::from_ref(&invocation),
+        &GatekeeperRules::shipped(),
+    );
     assert_eq!(verdict.status, "pass", "{verdict:?}");
     assert_eq!(verdict.verified_binding_count(), 1);
     let doctored = claim("alertname=HighCPUUsage service=payment-service state=firing value=99");
