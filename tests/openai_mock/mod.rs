@@ -82,9 +82,13 @@ pub struct Received {
     pub authorization: Option<String>,
 }
 
+/// Answers a request body when the script is used up (a fake LLM).
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Inner {
     script: VecDeque<Reply>,
+    responder: Option<Responder>,
     received: Vec<Received>,
 }
 
@@ -96,8 +100,18 @@ pub struct MockServer {
 
 impl MockServer {
     pub async fn start(script: Vec<Reply>) -> MockServer {
+        Self::start_full(script, None).await
+    }
+
+    /// Scripted replies first, then `responder` for every further request.
+    pub async fn start_with(script: Vec<Reply>, responder: Responder) -> MockServer {
+        Self::start_full(script, Some(responder)).await
+    }
+
+    async fn start_full(script: Vec<Reply>, responder: Option<Responder>) -> MockServer {
         let inner = Arc::new(Mutex::new(Inner {
             script: script.into(),
+            responder,
             received: vec![],
         }));
         let app = Router::new()
@@ -126,14 +140,18 @@ async fn handle(
 ) -> Response {
     let reply = {
         let mut inner = inner.lock().unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         inner.received.push(Received {
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            body: body.clone(),
             authorization: headers
                 .get("authorization")
                 .and_then(|v| v.to_str().ok())
                 .map(String::from),
         });
-        inner.script.pop_front()
+        match inner.script.pop_front() {
+            Some(r) => Some(r),
+            None => inner.responder.as_ref().map(|f| f(&body)),
+        }
     };
     let Some(reply) = reply else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response();
