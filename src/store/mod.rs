@@ -15,7 +15,9 @@ pub enum StoreError {
     Unreachable(String),
     #[error("database rejected the credentials: {0}")]
     Auth(String),
-    #[error("database schema is version {found}, newer than this diagraph ({supported}); upgrade diagraph")]
+    #[error(
+        "database schema is version {found}, newer than this diagraph ({supported}); upgrade diagraph"
+    )]
     TooNew { found: i64, supported: i64 },
     #[error("migration failed: {0}")]
     Migration(String),
