@@ -20,9 +20,11 @@ use crate::tools::{InvocationId, LOOKUP_KNOWLEDGE, ToolInvocation};
 use async_trait::async_trait;
 use serde_json::Value;
 
+// A run never updates its session row: concurrent runs of one session each
+// hold a shared lock on it (the foreign key of their run insert), and
+// upgrading those to write locks deadlocks on MySQL.
 const INSERT_SESSION_TAIL: &str =
     " chat_session (session_id, title, created_at, updated_at) VALUES (?, ?, ?, ?)";
-const TOUCH_SESSION: &str = "UPDATE chat_session SET updated_at = ? WHERE session_id = ?";
 const INSERT_RUN: &str = "INSERT INTO diagnosis_run (session_id, status, agent_flow, query, \
      answer, model, pack, scenario, degraded, total_token_count, step_count, tool_call_count, \
      owner_pid, owner_host, owner_token, created_at, updated_at) \
@@ -96,7 +98,6 @@ impl Store {
             sqlx::query(sqlx::AssertSqlSafe(insert_session))
                 .bind(&session_id).bind(&title).bind(now).bind(now)
                 .execute(&mut *tx).await?;
-            sqlx::query(TOUCH_SESSION).bind(now).bind(&session_id).execute(&mut *tx).await?;
             let r = sqlx::query(INSERT_RUN)
                 .bind(&session_id)
                 .bind(flow)

@@ -76,11 +76,8 @@ impl TestDatabase {
     /// server answers outside CI. Panics under CI when none answers.
     pub async fn create(test: &str) -> Option<TestDatabase> {
         let server = server_url();
-        let connected = tokio::time::timeout(
-            Duration::from_secs(5),
-            MySqlConnection::connect(&server),
-        )
-        .await;
+        let connected =
+            tokio::time::timeout(Duration::from_secs(5), MySqlConnection::connect(&server)).await;
         let mut conn = match connected {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => return unreachable(test, &server, &e.to_string()),
@@ -128,14 +125,15 @@ impl Drop for TestDatabase {
         let server = self.server.clone();
         let name = self.name.clone();
         let cleanup = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
                 return;
             };
             rt.block_on(async move {
-                let connect = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    MySqlConnection::connect(&server),
-                );
+                let connect =
+                    tokio::time::timeout(Duration::from_secs(5), MySqlConnection::connect(&server));
                 if let Ok(Ok(mut conn)) = connect.await {
                     let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
                         "DROP DATABASE IF EXISTS `{name}`"
