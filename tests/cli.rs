@@ -140,7 +140,7 @@ fn scenario_runs_follow_their_expected_route() {
         .cmd()
         .arg("ask")
         .arg("--scenario")
-        .arg(repo("fixtures/scenarios/pass.toml"))
+        .arg(repo("fixtures/scenarios/01_pass.toml"))
         .arg("--json")
         .output()
         .unwrap();
