@@ -263,3 +263,19 @@ fn rendering_masks_secrets_and_is_valid_toml() {
         "{unset}"
     );
 }
+
+#[test]
+fn the_metrics_section_builds_the_prometheus_tool() {
+    use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+    let env = env_of(&[("DIAGRAPH_PROMETHEUS_URL", "http://127.0.0.1:9090")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    let p = PrometheusConfig::from_config(&c).unwrap();
+    assert_eq!(p.base_url, "http://127.0.0.1:9090");
+    assert_eq!(p.timeout.as_secs(), 10);
+    assert!(PrometheusMetrics::new(&c.metrics).is_ok());
+
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert!(PrometheusConfig::from_config(&c).is_none());
+    // No URL: a clear construction error, not a tool that fails later.
+    assert!(PrometheusMetrics::new(&c.metrics).is_err());
+}
