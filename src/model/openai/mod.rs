@@ -11,6 +11,7 @@
 //! error message is redacted before it leaves the provider.
 
 mod errors;
+mod stream;
 mod wire;
 
 pub use wire::{parse_response, request_body};
