@@ -27,6 +27,8 @@ use chrono::Utc;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+/// At most this many alerts (and refs) go into the body.
+const MAX_ALERTS: usize = 100;
 /// At most this many instant-value series go into the body.
 const MAX_VALUES: usize = 50;
 const STATES: [&str; 5] = ["firing", "pending", "resolved", "inactive", "any"];
@@ -221,11 +223,14 @@ impl Tool for PrometheusMetrics {
                 "Prometheus /api/v1/alerts answered without data.alerts".into(),
             ));
         };
-        let alerts: Vec<&Map<String, Value>> = all
+        let mut alerts: Vec<&Map<String, Value>> = all
             .iter()
             .filter_map(Value::as_object)
             .filter(|a| self.matches(a, &q))
             .collect();
+        // A storm of alerts would drown the model; the total stays honest.
+        let matched = alerts.len();
+        alerts.truncate(MAX_ALERTS);
         let values = match (&q.service, self.cfg.promql_template.trim().is_empty()) {
             (Some(service), false) => Some(self.instant_values(service).await?),
             _ => None,
@@ -252,7 +257,8 @@ impl Tool for PrometheusMetrics {
             ToolOutput {
                 body: json!({
                     "alerts": alerts,
-                    "total": alerts.len(),
+                    "total": matched,
+                    "truncated": matched > alerts.len(),
                 }),
                 evidence_status: EvidenceStatus::Supported,
                 evidence_refs: refs,
