@@ -93,6 +93,18 @@ impl Default for ModelConfig {
     }
 }
 
+impl AsRef<ModelConfig> for ModelConfig {
+    fn as_ref(&self) -> &ModelConfig {
+        self
+    }
+}
+
+impl AsRef<ModelConfig> for Config {
+    fn as_ref(&self) -> &ModelConfig {
+        &self.model
+    }
+}
+
 impl ModelConfig {
     /// The API key, read from the environment now (never stored).
     pub fn api_key(&self) -> Option<String> {

@@ -83,7 +83,9 @@ impl OpenAiConfig {
 
     /// From the `[model]` configuration; the key is read from the
     /// environment now.
-    pub fn from_config(model: &ModelConfig) -> OpenAiConfig {
+    /// Takes a `&Config` or a `&ModelConfig`.
+    pub fn from_config(model: impl AsRef<ModelConfig>) -> OpenAiConfig {
+        let model = model.as_ref();
         OpenAiConfig {
             api_key: model.api_key().map(ApiKey::new),
             api_key_env: model.api_key_env.clone(),
@@ -109,7 +111,8 @@ fn config_error(message: impl Into<String>) -> ModelError {
 
 impl OpenAiModel {
     /// From the `[model]` configuration (key read from the environment now).
-    pub fn from_config(model: &ModelConfig) -> Result<OpenAiModel, ModelError> {
+    /// Takes a `&Config` or a `&ModelConfig`.
+    pub fn from_config(model: impl AsRef<ModelConfig>) -> Result<OpenAiModel, ModelError> {
         OpenAiModel::new(OpenAiConfig::from_config(model))
     }
 
