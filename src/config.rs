@@ -93,6 +93,51 @@ impl Default for ModelConfig {
     }
 }
 
+impl AsRef<ModelConfig> for ModelConfig {
+    fn as_ref(&self) -> &ModelConfig {
+        self
+    }
+}
+
+impl AsRef<ModelConfig> for Config {
+    fn as_ref(&self) -> &ModelConfig {
+        &self.model
+    }
+}
+
+impl ModelConfig {
+    /// The API key, read from the environment now (never stored).
+    pub fn api_key(&self) -> Option<String> {
+        self.api_key_with(&|k| std::env::var(k).ok())
+    }
+
+    pub fn api_key_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        self.api_key_source(env)
+            .and_then(|name| env(&name))
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// Which variable the key comes from, if one is set.
+    fn api_key_source(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        let name = self.api_key_env.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let set = |n: &str| env(n).is_some_and(|v| !v.trim().is_empty());
+        if set(name) {
+            return Some(name.to_string());
+        }
+        if name == DEFAULT_API_KEY_ENV && set(FALLBACK_API_KEY_ENV) {
+            return Some(FALLBACK_API_KEY_ENV.to_string());
+        }
+        None
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -328,29 +373,11 @@ impl Config {
 
     /// The API key, read from the environment now (never stored).
     pub fn api_key(&self) -> Option<String> {
-        self.api_key_with(&|k| std::env::var(k).ok())
+        self.model.api_key()
     }
 
     pub fn api_key_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-        self.api_key_source(env)
-            .and_then(|name| env(&name))
-            .filter(|v| !v.trim().is_empty())
-    }
-
-    /// Which variable the key comes from, if one is set.
-    fn api_key_source(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-        let name = self.model.api_key_env.trim();
-        if name.is_empty() {
-            return None;
-        }
-        let set = |n: &str| env(n).is_some_and(|v| !v.trim().is_empty());
-        if set(name) {
-            return Some(name.to_string());
-        }
-        if name == DEFAULT_API_KEY_ENV && set(FALLBACK_API_KEY_ENV) {
-            return Some(FALLBACK_API_KEY_ENV.to_string());
-        }
-        None
+        self.model.api_key_with(env)
     }
 
     pub fn model_timeout(&self) -> Duration {
@@ -367,7 +394,7 @@ impl Config {
     }
 
     pub fn render_masked_with(&self, env: &dyn Fn(&str) -> Option<String>) -> String {
-        render(self, self.api_key_source(env))
+        render(self, self.model.api_key_source(env))
     }
 }
 

@@ -263,3 +263,40 @@ fn rendering_masks_secrets_and_is_valid_toml() {
         "{unset}"
     );
 }
+
+#[test]
+fn the_metrics_section_builds_the_prometheus_tool() {
+    use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+    let env = env_of(&[("DIAGRAPH_PROMETHEUS_URL", "http://127.0.0.1:9090")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    let p = PrometheusConfig::from_config(&c).unwrap();
+    assert_eq!(p.base_url, "http://127.0.0.1:9090");
+    assert_eq!(p.timeout.as_secs(), 10);
+    assert!(PrometheusMetrics::new(&c.metrics).is_ok());
+
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert!(PrometheusConfig::from_config(&c).is_none());
+    // No URL: a clear construction error, not a tool that fails later.
+    assert!(PrometheusMetrics::new(&c.metrics).is_err());
+}
+
+#[test]
+fn the_model_section_builds_the_openai_provider() {
+    use diagraph::model::ChatModel;
+    use diagraph::model::openai::OpenAiModel;
+    let env = env_of(&[
+        ("DIAGRAPH_MODEL", "openai"),
+        ("DIAGRAPH_OPENAI_BASE_URL", "http://localhost:11434/v1"),
+        ("DIAGRAPH_OPENAI_MODEL", "qwen2.5"),
+    ]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    // Both the whole config and its [model] section are accepted.
+    assert_eq!(
+        OpenAiModel::from_config(&c).unwrap().name(),
+        "openai:qwen2.5"
+    );
+    assert_eq!(
+        OpenAiModel::from_config(&c.model).unwrap().name(),
+        "openai:qwen2.5"
+    );
+}

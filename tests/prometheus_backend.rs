@@ -378,3 +378,28 @@ fn a_bad_url_is_rejected_at_construction() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_alert_storm_is_capped_and_says_so() {
+    let alerts: Vec<Value> = (0..150)
+        .map(|i| {
+            json!({"labels": {"alertname": format!("A{i}"), "service": "s"},
+                   "annotations": {}, "state": "firing",
+                   "activeAt": "2026-11-29T18:00:00Z", "value": "1"})
+        })
+        .collect();
+    let body = json!({"status": "success", "data": {"alerts": alerts}}).to_string();
+    let url = fake(Router::new().route(
+        "/api/v1/alerts",
+        get(move || {
+            let body = body.clone();
+            async move { body }
+        }),
+    ))
+    .await;
+    let out = tool(&url).call(&args(json!({}))).await.unwrap();
+    assert_eq!(out.evidence_refs.len(), 100);
+    assert_eq!(out.body["alerts"].as_array().unwrap().len(), 100);
+    assert_eq!(out.body["total"], 150);
+    assert_eq!(out.body["truncated"], true);
+}

@@ -11,11 +11,12 @@
 //! error message is redacted before it leaves the provider.
 
 mod errors;
+mod stream;
 mod wire;
 
 pub use wire::{parse_response, request_body};
 
-use crate::config::{Config, mask_url};
+use crate::config::{ModelConfig, mask_url};
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
@@ -80,15 +81,17 @@ impl OpenAiConfig {
         }
     }
 
-    /// From the effective configuration; the key is read from the
+    /// From the `[model]` configuration; the key is read from the
     /// environment now.
-    pub fn from_config(config: &Config) -> OpenAiConfig {
+    /// Takes a `&Config` or a `&ModelConfig`.
+    pub fn from_config(model: impl AsRef<ModelConfig>) -> OpenAiConfig {
+        let model = model.as_ref();
         OpenAiConfig {
-            api_key: config.api_key().map(ApiKey::new),
-            api_key_env: config.model.api_key_env.clone(),
-            timeout: config.model_timeout(),
-            max_tokens: config.model.max_tokens,
-            ..OpenAiConfig::new(&config.model.base_url, &config.model.model)
+            api_key: model.api_key().map(ApiKey::new),
+            api_key_env: model.api_key_env.clone(),
+            timeout: model.timeout(),
+            max_tokens: model.max_tokens,
+            ..OpenAiConfig::new(&model.base_url, &model.model)
         }
     }
 }
@@ -107,9 +110,10 @@ fn config_error(message: impl Into<String>) -> ModelError {
 }
 
 impl OpenAiModel {
-    /// From the effective configuration (key read from the environment now).
-    pub fn from_config(config: &Config) -> Result<OpenAiModel, ModelError> {
-        OpenAiModel::new(OpenAiConfig::from_config(config))
+    /// From the `[model]` configuration (key read from the environment now).
+    /// Takes a `&Config` or a `&ModelConfig`.
+    pub fn from_config(model: impl AsRef<ModelConfig>) -> Result<OpenAiModel, ModelError> {
+        OpenAiModel::new(OpenAiConfig::from_config(model))
     }
 
     pub fn new(cfg: OpenAiConfig) -> Result<OpenAiModel, ModelError> {

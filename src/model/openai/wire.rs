@@ -98,12 +98,20 @@ fn protocol(message: impl Into<String>) -> ModelError {
 
 /// Parses a 2xx response body.
 pub fn parse_response(body: &[u8]) -> Result<ChatResponse, ModelError> {
+    // A server that streams although `stream: false` was asked for.
+    if super::stream::looks_like_sse(body) {
+        return parse_value(super::stream::assemble(body)?);
+    }
     let value: Value = serde_json::from_slice(body).map_err(|e| {
         protocol(format!(
             "response body is not JSON ({e}); it starts with {:?}",
             super::errors::snippet(body, 80)
         ))
     })?;
+    parse_value(value)
+}
+
+fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
     let Value::Object(root) = value else {
         return Err(protocol("response body is not a JSON object"));
     };

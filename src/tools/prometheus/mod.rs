@@ -17,7 +17,7 @@ mod refs;
 
 pub use refs::{alert_service, alert_text, escape_label_value, render_promql};
 
-use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend};
+use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend, MetricsConfig};
 use crate::tools::{
     EvidenceRef, EvidenceStatus, QUERY_METRICS, Tool, ToolError, ToolOutput, ToolSpec,
     summarize_args,
@@ -27,6 +27,8 @@ use chrono::Utc;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+/// At most this many alerts (and refs) go into the body.
+const MAX_ALERTS: usize = 100;
 /// At most this many instant-value series go into the body.
 const MAX_VALUES: usize = 50;
 const STATES: [&str; 5] = ["firing", "pending", "resolved", "inactive", "any"];
@@ -56,16 +58,21 @@ impl PrometheusConfig {
 
     /// `Some` when the effective configuration selects this backend.
     pub fn from_config(config: &Config) -> Option<PrometheusConfig> {
-        let m = &config.metrics;
-        if m.backend != MetricsBackend::Prometheus {
-            return None;
-        }
-        Some(PrometheusConfig {
-            base_url: m.prometheus_url.clone()?,
+        (config.metrics.backend == MetricsBackend::Prometheus)
+            .then(|| PrometheusConfig::from(&config.metrics))
+    }
+}
+
+/// A missing URL becomes an empty one, which [`PrometheusMetrics::new`]
+/// rejects with a clear message.
+impl From<&MetricsConfig> for PrometheusConfig {
+    fn from(m: &MetricsConfig) -> PrometheusConfig {
+        PrometheusConfig {
+            base_url: m.prometheus_url.clone().unwrap_or_default(),
             promql_template: m.promql_template.clone(),
             service_label: m.service_label.clone(),
-            timeout: config.metrics_timeout(),
-        })
+            timeout: Duration::from_secs(m.timeout_secs.max(1)),
+        }
     }
 }
 
@@ -132,7 +139,9 @@ fn parse_args(args: &Map<String, Value>) -> Result<Query, ToolError> {
 }
 
 impl PrometheusMetrics {
-    pub fn new(cfg: PrometheusConfig) -> Result<PrometheusMetrics, ToolError> {
+    /// From a [`PrometheusConfig`] or the `[metrics]` configuration.
+    pub fn new(cfg: impl Into<PrometheusConfig>) -> Result<PrometheusMetrics, ToolError> {
+        let cfg = cfg.into();
         let client = client::Client::new(&cfg.base_url, cfg.timeout)?;
         Ok(PrometheusMetrics { cfg, client })
     }
@@ -214,11 +223,14 @@ impl Tool for PrometheusMetrics {
                 "Prometheus /api/v1/alerts answered without data.alerts".into(),
             ));
         };
-        let alerts: Vec<&Map<String, Value>> = all
+        let mut alerts: Vec<&Map<String, Value>> = all
             .iter()
             .filter_map(Value::as_object)
             .filter(|a| self.matches(a, &q))
             .collect();
+        // A storm of alerts would drown the model; the total stays honest.
+        let matched = alerts.len();
+        alerts.truncate(MAX_ALERTS);
         let values = match (&q.service, self.cfg.promql_template.trim().is_empty()) {
             (Some(service), false) => Some(self.instant_values(service).await?),
             _ => None,
@@ -245,7 +257,8 @@ impl Tool for PrometheusMetrics {
             ToolOutput {
                 body: json!({
                     "alerts": alerts,
-                    "total": alerts.len(),
+                    "total": matched,
+                    "truncated": matched > alerts.len(),
                 }),
                 evidence_status: EvidenceStatus::Supported,
                 evidence_refs: refs,
