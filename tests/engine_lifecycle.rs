@@ -210,6 +210,20 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
     let out = run.await.unwrap().unwrap();
     assert_eq!(out.failure_reason.as_deref(), Some("cancelled"));
     assert_eq!(out.trace.route(), vec![NodeId::Planner]);
+    let mut last = None;
+    while let Ok(e) = rx_ev.try_recv() {
+        last = Some(e.kind);
+    }
+    assert!(
+        matches!(
+            last,
+            Some(EventKind::RunFinished {
+                status: RunStatus::Failed,
+                ..
+            })
+        ),
+        "the viewer sees the cancelled run finish"
+    );
 }
 
 #[tokio::test]
