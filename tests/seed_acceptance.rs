@@ -4,64 +4,17 @@
 
 mod common;
 
-use common::{load_scenario, run_captured, scenario_engine};
+use common::{
+    finished, gatekeeper_results, load_scenario, of_role, run_captured, run_scenario, steps,
+};
 use diagraph::engine::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
 use diagraph::engine::events::{EventKind, RunStatus};
 use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::fallback;
-use diagraph::engine::{MemoryRecorder, RunOutcome};
 use diagraph::model::scripted::ScriptEntry;
-use diagraph::model::{AgentRole, ChatRequest, ModelErrorKind};
-use diagraph::scenario::Scenario;
+use diagraph::model::{AgentRole, ModelErrorKind};
 use diagraph::tools::EvidenceStatus;
 use serde_json::Value;
-use std::sync::Arc;
-
-fn steps(rec: &MemoryRecorder, run_id: i64, agent: &str) -> usize {
-    rec.snapshot()
-        .steps
-        .iter()
-        .filter(|s| s.run_id == run_id && s.agent_name == agent)
-        .count()
-}
-
-fn of_role(reqs: &[ChatRequest], role: AgentRole) -> Vec<ChatRequest> {
-    reqs.iter().filter(|r| r.role == role).cloned().collect()
-}
-
-fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::GatekeeperResult> {
-    out.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::GatekeeperChecked { result } => Some(result.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn finished(out: &RunOutcome) -> Vec<(NodeId, Outcome, String, String)> {
-    out.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::NodeFinished {
-                node,
-                outcome,
-                reason_code,
-                detail,
-                ..
-            } => Some((*node, *outcome, reason_code.clone(), detail.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-async fn run_scenario(s: &Scenario) -> (RunOutcome, Arc<MemoryRecorder>, Vec<ChatRequest>) {
-    let (mut engine, recorder) = scenario_engine(s);
-    let capture = common::Capture::new(engine.model.clone());
-    engine.model = capture.clone();
-    let out = engine.run(s.request()).await.unwrap();
-    (out, recorder, capture.requests())
-}
 
 const CLAIM_TEXT: &str = "payment-service has a critical HighCPUUsage alert firing at 92%";
 
