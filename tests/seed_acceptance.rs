@@ -8,7 +8,7 @@ use common::{
     finished, gatekeeper_results, load_scenario, of_role, run_captured, run_scenario, steps,
 };
 use diagraph::engine::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
-use diagraph::engine::events::{EventKind, RunStatus};
+use diagraph::engine::events::RunStatus;
 use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::fallback;
 use diagraph::model::scripted::ScriptEntry;
