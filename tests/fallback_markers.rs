@@ -51,9 +51,9 @@ fn marked_claim() -> String {
     format!("payment-service has a critical HighCPUUsage alert at 92% because of {MARKER}")
 }
 
-/// The 01_pass scenario with its executor answer (and the rest) replaced.
+/// The pass scenario with its executor answer (and the rest) replaced.
 fn with_executor(text: String, tail: Vec<ScriptEntry>) -> Scenario {
-    let mut s = load_scenario("01_pass.toml");
+    let mut s = load_scenario("pass.toml");
     s.script.truncate(2);
     s.script.push(ScriptEntry::text(AgentRole::Executor, text));
     s.script.extend(tail);

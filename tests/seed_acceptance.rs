@@ -4,64 +4,17 @@
 
 mod common;
 
-use common::{load_scenario, run_captured, scenario_engine};
+use common::{
+    finished, gatekeeper_results, load_scenario, of_role, run_captured, run_scenario, steps,
+};
 use diagraph::engine::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
-use diagraph::engine::events::{EventKind, RunStatus};
+use diagraph::engine::events::RunStatus;
 use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::fallback;
-use diagraph::engine::{MemoryRecorder, RunOutcome};
 use diagraph::model::scripted::ScriptEntry;
-use diagraph::model::{AgentRole, ChatRequest, ModelErrorKind};
-use diagraph::scenario::Scenario;
+use diagraph::model::{AgentRole, ModelErrorKind};
 use diagraph::tools::EvidenceStatus;
 use serde_json::Value;
-use std::sync::Arc;
-
-fn steps(rec: &MemoryRecorder, run_id: i64, agent: &str) -> usize {
-    rec.snapshot()
-        .steps
-        .iter()
-        .filter(|s| s.run_id == run_id && s.agent_name == agent)
-        .count()
-}
-
-fn of_role(reqs: &[ChatRequest], role: AgentRole) -> Vec<ChatRequest> {
-    reqs.iter().filter(|r| r.role == role).cloned().collect()
-}
-
-fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::GatekeeperResult> {
-    out.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::GatekeeperChecked { result } => Some(result.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn finished(out: &RunOutcome) -> Vec<(NodeId, Outcome, String, String)> {
-    out.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::NodeFinished {
-                node,
-                outcome,
-                reason_code,
-                detail,
-                ..
-            } => Some((*node, *outcome, reason_code.clone(), detail.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-async fn run_scenario(s: &Scenario) -> (RunOutcome, Arc<MemoryRecorder>, Vec<ChatRequest>) {
-    let (mut engine, recorder) = scenario_engine(s);
-    let capture = common::Capture::new(engine.model.clone());
-    engine.model = capture.clone();
-    let out = engine.run(s.request()).await.unwrap();
-    (out, recorder, capture.requests())
-}
 
 const CLAIM_TEXT: &str = "payment-service has a critical HighCPUUsage alert firing at 92%";
 
@@ -253,7 +206,7 @@ async fn gatekeeper_low_confid_verifier_receives_only_passing_bindings() {
 
 #[tokio::test]
 async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
-    for file in ["01_pass.toml", "16_gatekeeper_low_confid_capped.toml"] {
+    for file in ["pass.toml", "16_gatekeeper_low_confid_capped.toml"] {
         let (out, _, _) = run_captured(file).await;
         let route = out.trace.route();
         let gk = route.iter().position(|n| *n == NodeId::Gatekeeper).unwrap();
@@ -264,7 +217,7 @@ async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
 
 #[tokio::test]
 async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
-    let (_, rec, reqs) = run_captured("01_pass.toml").await;
+    let (_, rec, reqs) = run_captured("pass.toml").await;
     let v = &of_role(&reqs, AgentRole::Verifier)[0];
     let keys: Vec<&str> = v
         .input
@@ -322,7 +275,7 @@ async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
 async fn unreferenced_or_unverified_tool_results_never_reach_the_verifier() {
     // Two tool results; the claim cites only the alert. The order-service
     // log lines must not appear anywhere in the Verifier's request.
-    let mut s = load_scenario("01_pass.toml");
+    let mut s = load_scenario("pass.toml");
     s.script[1] = ScriptEntry::tool_calls(
         AgentRole::Executor,
         vec![
@@ -364,7 +317,7 @@ async fn gatekeeper_low_confid_effective_verdict_never_upgrades_to_pass() {
 #[tokio::test]
 async fn gatekeeper_status_is_normalised_and_unknown_maps_to_reject() {
     for (file, status) in [
-        ("01_pass.toml", Outcome::Pass),
+        ("pass.toml", Outcome::Pass),
         ("16_gatekeeper_low_confid_capped.toml", Outcome::LowConfid),
         ("11_gatekeeper_fabricated_id.toml", Outcome::Reject),
         ("18_gatekeeper_unknown_result.toml", Outcome::Reject),

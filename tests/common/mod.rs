@@ -4,11 +4,13 @@
 #![allow(dead_code)]
 
 use async_trait::async_trait;
+use diagraph::engine::events::EventKind;
+use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
 use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, RunOutcome};
 use diagraph::model::scripted::{ScriptEntry, ScriptedModel, UncoveredModel};
-use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use diagraph::model::{AgentRole, ChatModel, ChatRequest, ChatResponse, ModelError};
 use diagraph::scenario::Scenario;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
@@ -119,4 +121,50 @@ pub async fn run_script(
         .await
         .expect("run persisted");
     (outcome, recorder)
+}
+
+pub fn steps(rec: &MemoryRecorder, run_id: i64, agent: &str) -> usize {
+    rec.snapshot()
+        .steps
+        .iter()
+        .filter(|s| s.run_id == run_id && s.agent_name == agent)
+        .count()
+}
+
+pub fn of_role(reqs: &[ChatRequest], role: AgentRole) -> Vec<ChatRequest> {
+    reqs.iter().filter(|r| r.role == role).cloned().collect()
+}
+
+pub fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::GatekeeperResult> {
+    out.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::GatekeeperChecked { result } => Some(result.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn finished(out: &RunOutcome) -> Vec<(NodeId, Outcome, String, String)> {
+    out.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::NodeFinished {
+                node,
+                outcome,
+                reason_code,
+                detail,
+                ..
+            } => Some((*node, *outcome, reason_code.clone(), detail.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+pub async fn run_scenario(s: &Scenario) -> (RunOutcome, Arc<MemoryRecorder>, Vec<ChatRequest>) {
+    let (mut engine, recorder) = scenario_engine(s);
+    let capture = Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let out = engine.run(s.request()).await.unwrap();
+    (out, recorder, capture.requests())
 }

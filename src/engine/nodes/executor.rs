@@ -61,7 +61,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
     let mut calls = 0u32;
     let mut turns = 0u32;
     let mut blocked = 0usize;
-    let mut step_input = input.to_string();
+    let mut step_input = crate::engine::run::rendered_input(&messages).to_string();
 
     let end = loop {
         let forced = calls >= max_calls || turns >= max_turns;
@@ -76,7 +76,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
             .call_model(
                 AgentRole::Executor,
                 attempt,
-                &input,
+                input.clone(),
                 messages,
                 tools,
                 &step_input,

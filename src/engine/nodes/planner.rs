@@ -49,12 +49,12 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
     if attempt > 1 {
         messages.push(crate::engine::run::format_reminder("planner_plan"));
     }
-    let step_input = input.to_string();
+    let step_input = crate::engine::run::rendered_input(&messages).to_string();
     let (call, _) = ctx
         .call_model(
             AgentRole::Planner,
             attempt,
-            &input,
+            input,
             messages,
             vec![],
             &step_input,

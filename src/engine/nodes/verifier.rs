@@ -53,12 +53,12 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
     if attempt > 1 {
         messages.push(crate::engine::run::format_reminder("verifier_output"));
     }
-    let step_input = input.to_string();
+    let step_input = crate::engine::run::rendered_input(&messages).to_string();
     let (call, _) = ctx
         .call_model(
             AgentRole::Verifier,
             attempt,
-            &input,
+            input,
             messages,
             vec![],
             &step_input,

@@ -39,6 +39,18 @@ pub(crate) struct ModelCall {
     pub step_id: i64,
 }
 
+/// The rendered DTO (the first user turn), kept as the step's model_input
+/// without serialising the input a second time.
+pub(crate) fn rendered_input(messages: &[Message]) -> &str {
+    messages
+        .iter()
+        .find_map(|m| match m {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
 pub(crate) fn truncate(text: &str, limit: usize) -> String {
     crate::tools::invoker::truncate_text(text, limit)
 }
@@ -50,7 +62,7 @@ impl RunCtx<'_> {
         &mut self,
         role: AgentRole,
         attempt: u32,
-        input: &Value,
+        input: Value,
         messages: Vec<Message>,
         tools: Vec<crate::tools::ToolSpec>,
         step_input: &str,
@@ -58,7 +70,7 @@ impl RunCtx<'_> {
         let request = ChatRequest {
             role,
             attempt,
-            input: input.clone(),
+            input,
             messages,
             tools,
             script: ScriptContext {

@@ -81,7 +81,10 @@ impl Emitter {
         }
         // A live viewer that stops reading must not hang the run forever:
         // cancellation also unblocks the send.
+        // Biased: with room in the channel the send wins even after a
+        // cancel, so a viewer still gets the final RunFinished.
         let sent = tokio::select! {
+            biased;
             r = sender.send(event.clone()) => r.is_ok(),
             _ = self.cancel.cancelled() => false,
         };
