@@ -1,12 +1,15 @@
 //! Knowledge the tools serve: runbooks and docs indexed for BM25 search
 //! (tantivy, with a tokenizer that makes Chinese searchable), their domains,
 //! and the skills catalog.
-//!
-//! OWNER: knowledge helper. The types below are the shared interface.
 
+pub mod chunk;
+pub mod domains;
+pub mod frontmatter;
 pub mod index;
 pub mod skills;
+pub mod tokenizer;
 
+pub use domains::summarize_domains;
 pub use index::{KnowledgeHit, KnowledgeIndex};
 pub use skills::Skill;
 

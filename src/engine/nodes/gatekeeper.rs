@@ -1,24 +1,40 @@
 //! The Gatekeeper: code-level citation checks of every evidence binding
-//! against this run's recorded invocations (seed 002 section 4).
+//! against this run's recorded invocations (seed 002 section 4, DESIGN
+//! section 3).
 //!
-//! OWNER: deterministic-nodes helper.
+//! Executor output is untrusted. A binding passes only when it resolves to
+//! one evidence ref of one invocation of *this* run (possibly through the
+//! unique-match backfill) and every enabled rule accepts it; its
+//! `matched_text` is then the ref's code-made text, which is all that
+//! VerifiedInput lets through. A binding that cannot be resolved never
+//! passes, even if the rule that would name its fault is disabled: it then
+//! fails at `low_confid` so it is dropped without rejecting the run.
+//! Error lines name the claim, binding and rule and quote at most a short,
+//! control-character-free snippet of model text.
 
-use crate::engine::contracts::{ExecutorEvidence, GatekeeperResult};
-use crate::tools::ToolInvocation;
-use serde::{Deserialize, Serialize};
+mod excerpt;
+mod rules;
 
-/// Rule metadata loaded from `gatekeeper-rules.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GatekeeperRules {
-    pub rule_set_version: String,
-}
+pub use excerpt::{NormText, Unsupported, supports};
+pub use rules::{ExcerptParams, GatekeeperRules, RuleDef, RuleId};
 
-impl Default for GatekeeperRules {
-    fn default() -> Self {
-        GatekeeperRules {
-            rule_set_version: "unset".into(),
-        }
-    }
+use crate::engine::contracts::{
+    BindingStatus, CheckedBinding, Claim, EXECUTOR_ANSWER_VERSION, EvidenceBinding,
+    ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, Severity,
+};
+use crate::tools::{EvidenceRef, EvidenceStatus, ToolInvocation};
+use regex::Regex;
+use rules::Resolved;
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+static RAW_PATH_SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"^\$\.(alerts|logs|evidence_blocks)\[(0|[1-9][0-9]{0,8})\]$").ok()
+});
+
+/// Whether `path` points at a whole array item or at `$.no_evidence`.
+pub fn raw_path_shape_ok(path: &str) -> bool {
+    path == NO_EVIDENCE_PATH || RAW_PATH_SHAPE.as_ref().is_some_and(|re| re.is_match(path))
 }
 
 /// Checks every binding of `output` against `invocations` (this run's only).
@@ -27,15 +43,489 @@ pub fn check(
     invocations: &[ToolInvocation],
     rules: &GatekeeperRules,
 ) -> GatekeeperResult {
-    let _ = (output, invocations);
-    GatekeeperResult {
-        status: "fail".into(),
-        severity: "reject".into(),
-        rule_set_version: rules.rule_set_version.clone(),
-        rules: vec![],
-        checked_bindings: vec![],
-        failed_rules: vec![],
-        warnings: vec![],
-        errors: vec!["not implemented".into()],
+    let mut run = Checker::new(invocations, rules);
+    if output.answer_version != EXECUTOR_ANSWER_VERSION {
+        let detail = format!(
+            "answer_version is {}, expected {EXECUTOR_ANSWER_VERSION}",
+            quote(&output.answer_version)
+        );
+        run.fail_run(RuleId::AnswerVersion, detail);
+    }
+    let mut checked = Vec::new();
+    for claim in &output.claims {
+        if claim.evidence_bindings.is_empty() {
+            let detail = format!("claim {} has no evidence bindings", quote(&claim.claim_id));
+            run.fail_run(RuleId::ClaimHasBindings, detail);
+        }
+        let mut seen: HashSet<(i64, String)> = HashSet::new();
+        for (n, binding) in claim.evidence_bindings.iter().enumerate() {
+            checked.push(run.check_binding(claim, n, binding, &mut seen));
+        }
+    }
+    run.finish(checked)
+}
+
+/// One failed rule on one binding.
+struct Failure {
+    rule: RuleId,
+    severity: Severity,
+    detail: String,
+}
+
+struct Checker<'a> {
+    invocations: &'a [ToolInvocation],
+    by_id: HashMap<i64, usize>,
+    resolved: Resolved,
+    rules: &'a GatekeeperRules,
+    /// Normalised ref texts, filled on first use: (invocation index, ref index).
+    ref_cache: HashMap<(usize, usize), NormText>,
+    severity: Severity,
+    failed_rules: Vec<String>,
+    warnings: Vec<String>,
+    errors: Vec<String>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(invocations: &'a [ToolInvocation], rules: &'a GatekeeperRules) -> Self {
+        let mut by_id = HashMap::with_capacity(invocations.len());
+        for (i, inv) in invocations.iter().enumerate() {
+            by_id.entry(inv.id).or_insert(i);
+        }
+        let resolved = rules.resolve();
+        Checker {
+            invocations,
+            by_id,
+            resolved,
+            rules,
+            ref_cache: HashMap::new(),
+            severity: Severity::None,
+            failed_rules: Vec::new(),
+            warnings: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, rule: RuleId, severity: Severity, line: String) {
+        if severity == Severity::None {
+            self.warnings.push(line);
+            return;
+        }
+        self.severity = self.severity.max(severity);
+        if !self.failed_rules.iter().any(|r| r == rule.as_str()) {
+            self.failed_rules.push(rule.as_str().into());
+        }
+        self.errors.push(line);
+    }
+
+    /// A failure that is not about one binding (answer_version, empty claim).
+    fn fail_run(&mut self, rule: RuleId, detail: String) {
+        if let Some(sev) = self.resolved.severity(rule) {
+            let line = format!("{} ({}): {detail}", rule.as_str(), sev.as_str());
+            self.record(rule, sev, line);
+        }
+    }
+
+    fn ref_text(&mut self, inv: usize, r: usize) -> Option<&NormText> {
+        let text = self
+            .invocations
+            .get(inv)?
+            .retrieval_details
+            .evidence_refs
+            .get(r)?;
+        Some(
+            self.ref_cache
+                .entry((inv, r))
+                .or_insert_with(|| NormText::new(&text.text)),
+        )
+    }
+
+    fn supported(&mut self, excerpt: &NormText, inv: usize, r: usize) -> Result<(), Unsupported> {
+        let params = self.resolved.excerpt;
+        match self.ref_text(inv, r) {
+            Some(reference) => supports(excerpt, reference, &params),
+            None => Err(Unsupported::LowOverlap),
+        }
+    }
+
+    fn check_binding(
+        &mut self,
+        claim: &Claim,
+        n: usize,
+        b: &EvidenceBinding,
+        seen: &mut HashSet<(i64, String)>,
+    ) -> CheckedBinding {
+        let mut eval = Eval::default();
+        let excerpt = NormText::new(&b.evidence_excerpt);
+        let raw_path = b
+            .raw_path
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        let mut id = b.source_invocation_id;
+        let mut path = raw_path.clone();
+        let mut matched = String::new();
+
+        if let Some(inv) = self.resolve_invocation(b, raw_path.as_deref(), &excerpt, &mut eval) {
+            id = self.invocations.get(inv).map(|i| i.id);
+            if let Some((r, p)) = self.resolve_ref(b, inv, raw_path.as_deref(), &excerpt, &mut eval)
+            {
+                path = Some(p.clone());
+                self.check_ref(claim, inv, r, &p, &excerpt, seen, &mut eval);
+                if let Some(text) = self.ref_raw(inv, r) {
+                    matched = text.text.clone();
+                }
+            }
+        }
+
+        let failed = eval.worst();
+        let status = if failed.is_some() {
+            BindingStatus::Fail
+        } else {
+            BindingStatus::Pass
+        };
+        if !eval.warnings.is_empty() || !eval.failures.is_empty() {
+            let where_ = format!(
+                "claim {} binding #{} ({} invocation {} {})",
+                quote(&claim.claim_id),
+                n + 1,
+                quote(&b.tool_name),
+                id.map_or_else(|| "?".to_string(), |i| i.to_string()),
+                quote(path.as_deref().unwrap_or("?")),
+            );
+            for w in &eval.warnings {
+                self.warnings.push(format!("{where_}: {w}"));
+            }
+            for f in &eval.failures {
+                let line = format!(
+                    "{where_}: {} ({}): {}",
+                    f.rule.as_str(),
+                    f.severity.as_str(),
+                    f.detail
+                );
+                self.record(f.rule, f.severity, line);
+            }
+        }
+        let (failed_rule, detail) = match failed {
+            Some(f) => (Some(f.rule.as_str().to_string()), f.detail.clone()),
+            None => (None, String::new()),
+        };
+        CheckedBinding {
+            claim_id: claim.claim_id.clone(),
+            claim_text: claim.claim_text.clone(),
+            claim_type: claim.claim_type.clone(),
+            tool_name: b.tool_name.clone(),
+            source_invocation_id: id,
+            raw_path: path,
+            evidence_excerpt: b.evidence_excerpt.clone(),
+            matched_text: if status == BindingStatus::Pass {
+                matched
+            } else {
+                String::new()
+            },
+            status,
+            failed_rule,
+            detail,
+            backfilled: eval.backfilled,
+        }
+    }
+
+    fn ref_raw(&self, inv: usize, r: usize) -> Option<&EvidenceRef> {
+        self.invocations
+            .get(inv)?
+            .retrieval_details
+            .evidence_refs
+            .get(r)
+    }
+
+    /// The index of the invocation the binding cites, or None (with a
+    /// failure recorded) when it cites none of this run's.
+    fn resolve_invocation(
+        &mut self,
+        b: &EvidenceBinding,
+        raw_path: Option<&str>,
+        excerpt: &NormText,
+        eval: &mut Eval,
+    ) -> Option<usize> {
+        if let Some(bad) = &b.invalid_invocation_id {
+            let detail = format!(
+                "source_invocation_id {} is not an invocation id",
+                quote(bad)
+            );
+            eval.fail_essential(&self.resolved, RuleId::InvocationOwned, detail);
+            return None;
+        }
+        if let Some(id) = b.source_invocation_id {
+            return match self.by_id.get(&id) {
+                Some(&i) => Some(i),
+                None => {
+                    let detail = format!("invocation {id} is not one of this run's invocations");
+                    eval.fail_essential(&self.resolved, RuleId::InvocationOwned, detail);
+                    None
+                }
+            };
+        }
+        let Some(path) = raw_path else {
+            let detail =
+                "source_invocation_id and raw_path are both missing; cannot backfill".to_string();
+            eval.fail_essential(&self.resolved, RuleId::InvocationIdPresent, detail);
+            return None;
+        };
+        let mut candidates = Vec::new();
+        for (i, inv) in self.invocations.iter().enumerate() {
+            if inv.tool_name != b.tool_name || !has_usable_refs(inv) {
+                continue;
+            }
+            let refs = &inv.retrieval_details.evidence_refs;
+            if let Some(r) = refs.iter().position(|r| r.raw_path == path)
+                && self.supported(excerpt, i, r).is_ok()
+            {
+                candidates.push(i);
+            }
+        }
+        match candidates.as_slice() {
+            [only] => {
+                let id = self.invocations.get(*only).map_or(0, |i| i.id);
+                eval.backfilled = true;
+                eval.warnings.push(format!(
+                    "source_invocation_id was missing; backfilled to {id} (unique tool_name + raw_path + excerpt match)"
+                ));
+                Some(*only)
+            }
+            _ => {
+                let detail = format!(
+                    "source_invocation_id is missing and tool_name + raw_path + excerpt match {} invocations, not exactly one",
+                    candidates.len()
+                );
+                eval.fail_essential(&self.resolved, RuleId::InvocationIdPresent, detail);
+                None
+            }
+        }
+    }
+
+    /// The ref (index, raw_path) the binding cites within invocation `inv`.
+    fn resolve_ref(
+        &mut self,
+        b: &EvidenceBinding,
+        inv: usize,
+        raw_path: Option<&str>,
+        excerpt: &NormText,
+        eval: &mut Eval,
+    ) -> Option<(usize, String)> {
+        let invocation = self.invocations.get(inv)?;
+        let inv_id = invocation.id;
+        if b.tool_name != invocation.tool_name {
+            let detail = format!(
+                "tool_name {} does not match invocation {inv_id}'s tool {}",
+                quote(&b.tool_name),
+                invocation.tool_name
+            );
+            eval.fail(&self.resolved, RuleId::ToolName, detail);
+        }
+        if !has_usable_refs(invocation) {
+            let status = invocation.retrieval_details.evidence_status.as_str();
+            let detail = format!(
+                "invocation {inv_id} has no evidence_refs (evidence_status {status}); cite the invocation that holds the evidence"
+            );
+            eval.fail_essential(&self.resolved, RuleId::InvocationHasRefs, detail);
+            return None;
+        }
+        let ref_count = invocation.retrieval_details.evidence_refs.len();
+        let Some(path) = raw_path else {
+            let mut supporting = Vec::new();
+            for r in 0..ref_count {
+                if self.supported(excerpt, inv, r).is_ok() {
+                    supporting.push(r);
+                }
+            }
+            return match supporting.as_slice() {
+                [only] => {
+                    let p = self.ref_raw(inv, *only)?.raw_path.clone();
+                    eval.backfilled = true;
+                    eval.warnings.push(format!(
+                        "raw_path was missing; backfilled to {} (the only ref supporting the excerpt)",
+                        quote(&p)
+                    ));
+                    Some((*only, p))
+                }
+                _ => {
+                    let detail = format!(
+                        "raw_path is missing and {} refs of invocation {inv_id} support the excerpt, not exactly one",
+                        supporting.len()
+                    );
+                    eval.fail_essential(&self.resolved, RuleId::RawPathPresent, detail);
+                    None
+                }
+            };
+        };
+        if !raw_path_shape_ok(path) {
+            let detail = format!(
+                "raw_path {} must be $.alerts[i], $.logs[i], $.evidence_blocks[i] or $.no_evidence (no field sub-paths)",
+                quote(path)
+            );
+            eval.fail_essential(&self.resolved, RuleId::RawPathShape, detail);
+            return None;
+        }
+        let refs = &invocation.retrieval_details.evidence_refs;
+        match refs.iter().position(|r| r.raw_path == path) {
+            Some(r) => Some((r, path.to_string())),
+            None => {
+                let detail = format!(
+                    "raw_path {} is not among invocation {inv_id}'s evidence_refs",
+                    quote(path)
+                );
+                eval.fail_essential(&self.resolved, RuleId::RawPathExists, detail);
+                None
+            }
+        }
+    }
+
+    /// Rules on a binding that resolved to one ref.
+    #[allow(clippy::too_many_arguments)]
+    fn check_ref(
+        &mut self,
+        claim: &Claim,
+        inv: usize,
+        r: usize,
+        path: &str,
+        excerpt: &NormText,
+        seen: &mut HashSet<(i64, String)>,
+        eval: &mut Eval,
+    ) {
+        let inv_id = self.invocations.get(inv).map_or(0, |i| i.id);
+        let no_evidence = path == NO_EVIDENCE_PATH;
+        if claim.is_negative() && !no_evidence {
+            let detail = format!(
+                "a negative_observation may only bind $.no_evidence, not {}",
+                quote(path)
+            );
+            eval.fail(&self.resolved, RuleId::NegativeBindsNoEvidence, detail);
+        }
+        if !claim.is_negative() && no_evidence {
+            let detail = format!(
+                "a {} claim cannot be supported by a $.no_evidence ref (it only says the query found nothing)",
+                quote(&claim.claim_type)
+            );
+            eval.fail(
+                &self.resolved,
+                RuleId::PositiveNeedsPositiveEvidence,
+                detail,
+            );
+        }
+        if !seen.insert((inv_id, path.to_string())) {
+            let detail = format!(
+                "invocation {inv_id} {} is already bound in this claim",
+                quote(path)
+            );
+            eval.fail(&self.resolved, RuleId::UniqueItem, detail);
+        }
+        if self.resolved.severity(RuleId::ExcerptSupported).is_some()
+            && let Err(why) = self.supported(excerpt, inv, r)
+        {
+            let detail = format!(
+                "evidence_excerpt {} is not supported by the ref text: {}",
+                quote(&excerpt_preview(excerpt)),
+                why.describe()
+            );
+            eval.fail(&self.resolved, RuleId::ExcerptSupported, detail);
+        }
+    }
+
+    fn finish(self, checked_bindings: Vec<CheckedBinding>) -> GatekeeperResult {
+        GatekeeperResult {
+            status: if self.severity == Severity::None {
+                "pass".into()
+            } else {
+                "fail".into()
+            },
+            severity: self.severity.as_str().into(),
+            rule_set_version: self.rules.rule_set_version.clone(),
+            rules: self.rules.summaries(),
+            checked_bindings,
+            failed_rules: self.failed_rules,
+            warnings: self.warnings,
+            errors: self.errors,
+        }
     }
 }
+
+/// An invocation whose refs may be cited: failed, deduped and blocked
+/// invocations carry no evidence of their own even if refs slipped in.
+fn has_usable_refs(inv: &ToolInvocation) -> bool {
+    let d = &inv.retrieval_details;
+    !d.evidence_refs.is_empty()
+        && !d.blocked
+        && matches!(
+            d.evidence_status,
+            EvidenceStatus::Supported | EvidenceStatus::NoEvidence
+        )
+}
+
+/// The outcome of the rules on one binding.
+#[derive(Default)]
+struct Eval {
+    failures: Vec<Failure>,
+    warnings: Vec<String>,
+    backfilled: bool,
+}
+
+impl Eval {
+    fn fail(&mut self, resolved: &Resolved, rule: RuleId, detail: String) {
+        match resolved.severity(rule) {
+            Some(Severity::None) => self.warnings.push(format!("{}: {detail}", rule.as_str())),
+            Some(severity) => self.failures.push(Failure {
+                rule,
+                severity,
+                detail,
+            }),
+            None => {}
+        }
+    }
+
+    /// A failure that leaves the binding without a ref: it can never pass,
+    /// whatever the rule's configuration says.
+    fn fail_essential(&mut self, resolved: &Resolved, rule: RuleId, detail: String) {
+        let severity = match resolved.severity(rule) {
+            Some(Severity::Reject) => Severity::Reject,
+            _ => Severity::LowConfid,
+        };
+        self.failures.push(Failure {
+            rule,
+            severity,
+            detail,
+        });
+    }
+
+    /// The most severe failure (the first among equals).
+    fn worst(&self) -> Option<&Failure> {
+        let mut worst: Option<&Failure> = None;
+        for f in &self.failures {
+            if worst.is_none_or(|w| f.severity > w.severity) {
+                worst = Some(f);
+            }
+        }
+        worst
+    }
+}
+
+/// A short, single-line, control-free quote of untrusted text.
+pub(crate) fn quote(s: &str) -> String {
+    const MAX: usize = 48;
+    let mut out = String::from("\"");
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX {
+            out.push('…');
+            break;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    out.push('"');
+    out
+}
+
+fn excerpt_preview(excerpt: &NormText) -> String {
+    excerpt.tokens().take(12).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,7 @@
 //! are adapters around a `ChatModel`; the others are plain code. Nodes
 //! never route: they return an outcome and the router decides.
 
+pub mod allowed;
 pub mod composer;
 pub mod evidence_retry;
 pub mod executor;

@@ -5,10 +5,20 @@
 //! Packs are user input: a malformed line or front matter block is a
 //! warning naming the file and line, and the rest still loads. Only a
 //! missing or unreadable directory or `pack.toml` is an error.
-//!
-//! OWNER: pack/knowledge helper. The types below are the shared interface.
 
-use crate::knowledge::{DomainInfo, KnowledgeDoc, KnowledgeIndex, Skill, SkillInfo};
+mod jsonpos;
+pub mod knowledge_tool;
+pub mod load;
+pub mod load_knowledge;
+pub mod logs;
+pub mod metrics;
+pub mod skill_tool;
+pub mod text;
+
+use crate::knowledge::chunk::chunk_markdown;
+use crate::knowledge::{
+    DomainInfo, KnowledgeDoc, KnowledgeIndex, Skill, SkillInfo, summarize_domains,
+};
 use crate::tools::Tool;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -88,18 +98,74 @@ pub struct Pack {
 }
 
 impl Pack {
+    /// Loads the pack at `dir`. Errors only if `dir` or its `pack.toml`
+    /// cannot be read; every other problem is in `warnings`.
     pub fn load(dir: &Path) -> Result<Pack, PackError> {
-        Err(PackError::Unreadable {
-            path: dir.to_path_buf(),
-            message: "not implemented".into(),
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(PackError::Unreadable {
+                    path: dir.to_path_buf(),
+                    message: "not a directory".into(),
+                });
+            }
+            Err(e) => {
+                return Err(PackError::Unreadable {
+                    path: dir.to_path_buf(),
+                    message: e.to_string(),
+                });
+            }
+        }
+        let mut warnings = Vec::new();
+        let manifest = load::load_manifest(dir, &mut warnings)?;
+        let alerts = load::load_alerts(dir, &mut warnings);
+        let logs = load::load_logs(dir, &mut warnings);
+        let knowledge = load_knowledge::load_knowledge(dir, &mut warnings);
+        let skills = load_knowledge::load_skills(dir, &mut warnings);
+        let domains = summarize_domains(&knowledge.documents, &knowledge.domain_meta);
+        let chunks = knowledge
+            .documents
+            .iter()
+            .flat_map(|d| chunk_markdown(&d.source, &d.title, &d.domain, &d.body))
+            .collect();
+        let index = match KnowledgeIndex::build(chunks) {
+            Ok(i) => i,
+            Err(e) => {
+                warnings.push(PackWarning {
+                    file: "knowledge/".into(),
+                    line: None,
+                    message: e,
+                });
+                KnowledgeIndex::build(Vec::new()).map_err(|message| PackError::Unreadable {
+                    path: dir.join("knowledge"),
+                    message,
+                })?
+            }
+        };
+        Ok(Pack {
+            dir: dir.to_path_buf(),
+            manifest,
+            alerts,
+            logs,
+            documents: knowledge.documents,
+            domains,
+            index,
+            skills,
+            warnings,
         })
     }
 
     /// The reference "now" for relative time windows.
     pub fn now(&self) -> DateTime<Utc> {
+        // Default: the newest timestamp in the pack (DESIGN section 6), so a
+        // recorded incident is read as of its own time, not the wall clock.
         self.manifest
             .now
-            .or_else(|| self.logs.iter().map(|l| l.ts).max())
+            .or_else(|| {
+                let logs = self.logs.iter().map(|l| l.ts);
+                logs.chain(self.alerts.iter().filter_map(|a| a.active_at))
+                    .max()
+            })
             .unwrap_or_else(Utc::now)
     }
 
@@ -116,6 +182,16 @@ impl Pack {
 
 /// query_metrics, query_logs, lookup_knowledge and read_skill over a pack.
 pub fn pack_tools(pack: Arc<Pack>) -> Vec<Arc<dyn Tool>> {
-    let _ = pack;
-    Vec::new()
+    vec![
+        Arc::new(metrics::QueryMetrics {
+            pack: Arc::clone(&pack),
+        }),
+        Arc::new(logs::QueryLogs {
+            pack: Arc::clone(&pack),
+        }),
+        Arc::new(knowledge_tool::LookupKnowledge {
+            pack: Arc::clone(&pack),
+        }),
+        Arc::new(skill_tool::ReadSkill { pack }),
+    ]
 }

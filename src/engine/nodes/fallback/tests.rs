@@ -1,0 +1,309 @@
+use super::*;
+use crate::engine::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
+use crate::tools::{EvidenceRef, RetrievalDetails};
+
+const REASONS: [&str; 7] = [
+    "planner_failed",
+    "executor_invalid_output",
+    "executor_tool_blocked",
+    "executor_failed",
+    "gatekeeper_reject",
+    "gatekeeper_no_verified_binding",
+    "verifier_failed",
+];
+
+fn inv(status: EvidenceStatus, blocked: bool, success: bool) -> ToolInvocation {
+    ToolInvocation {
+        id: 1,
+        run_id: 1,
+        step_id: None,
+        seq: 0,
+        tool_name: "query_logs".into(),
+        input_params: serde_json::json!({"keyword": "SECRET_TOOL_TEXT"}),
+        output_preview: "SECRET_TOOL_TEXT".into(),
+        output_length: 16,
+        is_truncated: false,
+        retrieval_details: RetrievalDetails {
+            evidence_status: status,
+            evidence_refs: vec![EvidenceRef {
+                raw_path: "$.logs[0]".into(),
+                text: "SECRET_TOOL_TEXT".into(),
+            }],
+            deduped_from: None,
+            blocked,
+            retrieved_domains: vec![],
+        },
+        dedup_reason: None,
+        duration_ms: 0,
+        success,
+        error_message: Some("SECRET_TOOL_TEXT".into()),
+    }
+}
+
+fn evidence(path: &str, text: &str) -> VerifiedEvidence {
+    VerifiedEvidence {
+        claim_id: "c".into(),
+        source_invocation_id: 17,
+        tool_name: "query_logs".into(),
+        raw_path: path.into(),
+        matched_text: text.into(),
+    }
+}
+
+fn allowed(text: &str, negative: bool, v: Verification) -> AllowedClaim {
+    let ev = if negative {
+        evidence(
+            NO_EVIDENCE_PATH,
+            "query_logs returned no evidence; evidence_status=no_evidence; query=keyword=HikariCP service=inventory-service; total=0; message=none",
+        )
+    } else {
+        evidence(
+            "$.logs[0]",
+            "2026-07-08T23:05:28Z ERROR order-service HikariPool-1",
+        )
+    };
+    AllowedClaim {
+        claim_id: "c".into(),
+        claim_type: if negative {
+            "negative_observation"
+        } else {
+            "observation"
+        }
+        .into(),
+        claim_text: text.into(),
+        verification: v,
+        is_negative: negative,
+        evidence: vec![ev],
+    }
+}
+
+fn input(lang: Lang, verdict: Verdict, claims: Vec<AllowedClaim>) -> ComposerInput {
+    ComposerInput {
+        original_query: "q".into(),
+        lang,
+        verdict,
+        allowed_claims: claims,
+        allowed_hypotheses: vec![Hypothesis {
+            hypothesis_text: "slow queries hold connections".into(),
+            ..Default::default()
+        }],
+        missing_info: vec!["database metrics".into()],
+        recommended_actions: vec![RecommendedAction {
+            action_text: "check the slow query log".into(),
+            ..Default::default()
+        }],
+        rationale: "r".into(),
+    }
+}
+
+#[test]
+fn counts_come_from_invocations() {
+    let invs = vec![
+        inv(EvidenceStatus::Supported, false, true),
+        inv(EvidenceStatus::NoEvidence, false, true),
+        inv(EvidenceStatus::Deduped, false, true),
+        inv(EvidenceStatus::Failed, false, false),
+        inv(EvidenceStatus::Failed, true, false),
+    ];
+    let c = ToolCounts::from_invocations(&invs);
+    assert_eq!(
+        c,
+        ToolCounts {
+            succeeded: 3,
+            failed: 1,
+            blocked: 1
+        }
+    );
+    assert_eq!(c.describe(Lang::En), "3 succeeded, 1 failed, 1 blocked");
+    assert_eq!(c.describe(Lang::Zh), "成功 3 次，失败 1 次，阻断 1 次");
+}
+
+#[test]
+fn pre_verification_answer_states_reason_counts_and_trace_pointer() {
+    let counts = ToolCounts {
+        succeeded: 4,
+        failed: 2,
+        blocked: 1,
+    };
+    for lang in [Lang::En, Lang::Zh] {
+        let mut seen = Vec::new();
+        for reason in REASONS {
+            let a = pre_verification_answer(lang, reason, counts, 42);
+            assert!(a.contains("diagraph trace 42"), "{a}");
+            assert!(a.contains(&counts.describe(lang)), "{a}");
+            match lang {
+                Lang::En => assert!(a.contains("No trustworthy root cause"), "{a}"),
+                Lang::Zh => assert!(a.contains("当前无法给出可信根因"), "{a}"),
+            }
+            assert!(!has_overstatement(&a), "{a}");
+            assert!(
+                !seen.contains(&a),
+                "wording must depend on the reason: {reason}"
+            );
+            seen.push(a);
+        }
+        let generic = pre_verification_answer(lang, "something_new", counts, 42);
+        assert!(generic.contains("diagraph trace 42"));
+    }
+    let en = pre_verification_answer(Lang::En, "gatekeeper_reject", counts, 7);
+    assert!(en.contains("evidence-citation validation"), "{en}");
+    let zh = pre_verification_answer(Lang::Zh, "gatekeeper_reject", counts, 7);
+    assert!(zh.contains("证据引用校验"), "{zh}");
+}
+
+#[test]
+fn pre_verification_answer_carries_no_tool_text() {
+    let invs = vec![
+        inv(EvidenceStatus::Supported, false, true),
+        inv(EvidenceStatus::Failed, false, false),
+    ];
+    let counts = ToolCounts::from_invocations(&invs);
+    for lang in [Lang::En, Lang::Zh] {
+        let a = pre_verification_answer(lang, "executor_invalid_output", counts, 3);
+        assert!(!a.contains("SECRET_TOOL_TEXT"));
+        assert!(!a.contains("query_logs"));
+    }
+}
+
+#[test]
+fn banners_only_for_low_confid_and_reject() {
+    for lang in [Lang::En, Lang::Zh] {
+        assert_eq!(verdict_banner(lang, Verdict::Pass), None);
+        let low = verdict_banner(lang, Verdict::LowConfid).unwrap();
+        let rej = verdict_banner(lang, Verdict::Reject).unwrap();
+        assert_ne!(low, rej);
+        assert!(!has_overstatement(low) && !has_overstatement(rej));
+    }
+}
+
+#[test]
+fn templates_follow_the_verdict_in_both_languages() {
+    let claims = || {
+        vec![
+            allowed(
+                "order-service pool exhausted",
+                false,
+                Verification::DirectEvidence,
+            ),
+            allowed("p99 latency rose", false, Verification::IndirectSupport),
+        ]
+    };
+    let en_low = post_verifier_answer(Lang::En, &input(Lang::En, Verdict::LowConfid, claims()));
+    assert!(en_low.starts_with(verdict_banner(Lang::En, Verdict::LowConfid).unwrap()));
+    for part in [
+        "Confirmed information:",
+        "- order-service pool exhausted",
+        "p99 latency rose (indirect support only)",
+        "Current gaps:",
+        "- database metrics",
+        "Suggested next steps:",
+        "- check the slow query log",
+    ] {
+        assert!(en_low.contains(part), "{part}\n{en_low}");
+    }
+    assert!(
+        !en_low.contains("slow queries hold connections"),
+        "hypotheses are not confirmed info"
+    );
+
+    let zh_rej = post_verifier_answer(Lang::Zh, &input(Lang::Zh, Verdict::Reject, claims()));
+    for part in [
+        "当前无法基于已获取证据生成可靠结论。",
+        "已确认信息：",
+        "证据缺口：",
+        "建议下一步：",
+    ] {
+        assert!(zh_rej.contains(part), "{part}\n{zh_rej}");
+    }
+    let zh_low = post_verifier_answer(Lang::Zh, &input(Lang::Zh, Verdict::LowConfid, claims()));
+    assert!(zh_low.starts_with("以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。"));
+    assert!(zh_low.contains("当前缺口：") && zh_low.contains("（仅有间接支持）"));
+
+    let en_pass = post_verifier_answer(Lang::En, &input(Lang::En, Verdict::Pass, claims()));
+    assert!(en_pass.starts_with("Confirmed findings:"), "{en_pass}");
+    assert!(en_pass.contains("Hypotheses (not confirmed):\n- slow queries hold connections"));
+    let zh_pass = post_verifier_answer(Lang::Zh, &input(Lang::Zh, Verdict::Pass, claims()));
+    assert!(zh_pass.contains("待验证假设（未确认）："));
+}
+
+#[test]
+fn empty_material_still_renders_every_section() {
+    for lang in [Lang::En, Lang::Zh] {
+        for verdict in [Verdict::Pass, Verdict::LowConfid, Verdict::Reject] {
+            let mut i = input(lang, verdict, vec![]);
+            i.allowed_hypotheses.clear();
+            i.missing_info.clear();
+            i.recommended_actions.clear();
+            let a = post_verifier_answer(lang, &i);
+            assert!(!has_overstatement(&a), "{a}");
+            assert!(a.contains(labels(lang).none), "{a}");
+            assert!(a.contains(labels(lang).default_step), "{a}");
+        }
+    }
+}
+
+#[test]
+fn negative_claims_never_read_as_ruled_out() {
+    let cases = [
+        (
+            Lang::En,
+            "HikariCP pool exhaustion in inventory-service is ruled out",
+        ),
+        (Lang::En, "inventory-service is healthy: no HikariCP errors"),
+        (Lang::Zh, "inventory-service 连接池耗尽问题已排除"),
+        (Lang::Zh, "日志层面确认没有连接池错误"),
+    ];
+    for (lang, text) in cases {
+        for verdict in [Verdict::Pass, Verdict::LowConfid, Verdict::Reject] {
+            let i = input(
+                lang,
+                verdict,
+                vec![allowed(text, true, Verification::DirectEvidence)],
+            );
+            let a = post_verifier_answer(lang, &i);
+            assert!(!has_overstatement(&a), "{a}");
+            assert!(!a.contains(text), "{a}");
+            assert!(a.contains("query_logs #17"), "{a}");
+            assert!(
+                a.contains("keyword=HikariCP service=inventory-service"),
+                "{a}"
+            );
+            match lang {
+                Lang::En => assert!(a.contains("found no matching evidence"), "{a}"),
+                Lang::Zh => assert!(a.contains("未检索到匹配证据"), "{a}"),
+            }
+        }
+    }
+    let plain = allowed(
+        "this query found no HikariCP logs for inventory-service",
+        true,
+        Verification::DirectEvidence,
+    );
+    let a = post_verifier_answer(Lang::En, &input(Lang::En, Verdict::Pass, vec![plain]));
+    assert!(
+        a.contains(
+            "No matching evidence was found by this query: this query found no HikariCP logs"
+        ),
+        "{a}"
+    );
+}
+
+#[test]
+fn overstated_hypotheses_actions_and_gaps_are_dropped_and_text_is_one_line() {
+    let mut i = input(
+        Lang::En,
+        Verdict::LowConfid,
+        vec![allowed(
+            "pool\n\u{1b}[2Jexhausted",
+            false,
+            Verification::DirectEvidence,
+        )],
+    );
+    i.allowed_hypotheses[0].hypothesis_text = "the database is healthy".into();
+    i.recommended_actions[0].action_text = "nothing to do, no issue".into();
+    i.missing_info = vec!["none, everything ruled out".into()];
+    let a = post_verifier_answer(Lang::En, &i);
+    assert!(!has_overstatement(&a), "{a}");
+    assert!(a.contains("- pool [2Jexhausted"), "{a}");
+    assert!(!a.contains('\u{1b}'));
+}

@@ -1,0 +1,311 @@
+use super::*;
+use crate::tools::{EvidenceRef, RetrievalDetails};
+use serde_json::json;
+
+const ALERT: &str = "alertname=HighCPUUsage service=payment-service severity=critical state=firing value=92% active_for=25m since=2026-07-08T22:40:00Z summary=CPU usage above 90%";
+const LOG: &str = "2026-07-08T23:05:28Z ERROR order-service HikariPool-1 - Connection is not available, request timed out after 30000ms";
+const NONE: &str = "query_logs returned no evidence; evidence_status=no_evidence; query=service=inventory-service keyword=HikariCP; total=0; message=no matching logs";
+
+fn inv(id: i64, tool: &str, status: EvidenceStatus, refs: &[(&str, &str)]) -> ToolInvocation {
+    ToolInvocation {
+        id,
+        run_id: 1,
+        step_id: None,
+        seq: id as u32,
+        tool_name: tool.into(),
+        input_params: json!({}),
+        output_preview: String::new(),
+        output_length: 0,
+        is_truncated: false,
+        retrieval_details: RetrievalDetails {
+            evidence_status: status,
+            evidence_refs: refs
+                .iter()
+                .map(|(p, t)| EvidenceRef {
+                    raw_path: (*p).into(),
+                    text: (*t).into(),
+                })
+                .collect(),
+            deduped_from: None,
+            blocked: false,
+            retrieved_domains: vec![],
+        },
+        dedup_reason: None,
+        duration_ms: 1,
+        success: true,
+        error_message: None,
+    }
+}
+
+fn invocations() -> Vec<ToolInvocation> {
+    vec![
+        inv(
+            10,
+            "query_metrics",
+            EvidenceStatus::Supported,
+            &[("$.alerts[0]", ALERT)],
+        ),
+        inv(
+            11,
+            "query_logs",
+            EvidenceStatus::Supported,
+            &[("$.logs[0]", LOG)],
+        ),
+        inv(
+            12,
+            "query_logs",
+            EvidenceStatus::NoEvidence,
+            &[("$.no_evidence", NONE)],
+        ),
+    ]
+}
+
+fn bind(tool: &str, id: Option<i64>, path: Option<&str>, excerpt: &str) -> EvidenceBinding {
+    EvidenceBinding {
+        tool_name: tool.into(),
+        source_invocation_id: id,
+        raw_path: path.map(str::to_string),
+        evidence_excerpt: excerpt.into(),
+        ..Default::default()
+    }
+}
+
+fn output(claims: Vec<(&str, Vec<EvidenceBinding>)>) -> ExecutorEvidence {
+    ExecutorEvidence {
+        answer_version: EXECUTOR_ANSWER_VERSION.into(),
+        claims: claims
+            .into_iter()
+            .enumerate()
+            .map(|(i, (ty, b))| Claim {
+                claim_id: format!("claim-{}", i + 1),
+                claim_type: ty.into(),
+                claim_text: format!("claim text {}", i + 1),
+                support_level: "direct".into(),
+                evidence_bindings: b,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn run(out: &ExecutorEvidence) -> GatekeeperResult {
+    check(out, &invocations(), &GatekeeperRules::shipped())
+}
+
+#[test]
+fn correct_bindings_pass_with_the_ref_text() {
+    let out = output(vec![
+        (
+            "observation",
+            vec![bind(
+                "query_metrics",
+                Some(10),
+                Some("$.alerts[0]"),
+                "HighCPUUsage state=firing value=92%",
+            )],
+        ),
+        (
+            "negative_observation",
+            vec![bind(
+                "query_logs",
+                Some(12),
+                Some("$.no_evidence"),
+                "query_logs returned no evidence; query=inventory-service HikariCP; total=0",
+            )],
+        ),
+    ]);
+    let r = run(&out);
+    assert_eq!(
+        (r.status.as_str(), r.severity.as_str()),
+        ("pass", "none"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.rule_set_version, "gatekeeper-rules-v1");
+    assert_eq!(r.rules.len(), RuleId::ALL.len());
+    assert_eq!(r.checked_bindings.len(), 2);
+    assert_eq!(r.checked_bindings[0].matched_text, ALERT);
+    assert_eq!(r.checked_bindings[1].matched_text, NONE);
+    assert_eq!(r.verified_binding_count(), 2);
+    assert!(r.errors.is_empty() && r.failed_rules.is_empty() && r.warnings.is_empty());
+}
+
+#[test]
+fn missing_id_backfills_only_on_a_unique_match() {
+    let out = output(vec![(
+        "observation",
+        vec![bind(
+            "query_logs",
+            None,
+            Some("$.logs[0]"),
+            "Connection is not available",
+        )],
+    )]);
+    let r = run(&out);
+    assert_eq!(r.status, "pass", "{:?}", r.errors);
+    let b = &r.checked_bindings[0];
+    assert!(b.backfilled);
+    assert_eq!(b.source_invocation_id, Some(11));
+    assert_eq!(r.warnings.len(), 1);
+
+    // Two invocations hold the same item: ambiguous, so no backfill.
+    let mut two = invocations();
+    two.push(inv(
+        13,
+        "query_logs",
+        EvidenceStatus::Supported,
+        &[("$.logs[0]", LOG)],
+    ));
+    let r = check(&out, &two, &GatekeeperRules::shipped());
+    assert_eq!(r.severity, "low_confid");
+    assert_eq!(r.failed_rules, vec!["binding.invocation_id_present"]);
+    assert_eq!(r.checked_bindings[0].status, BindingStatus::Fail);
+    assert!(!r.checked_bindings[0].backfilled);
+}
+
+#[test]
+fn missing_path_backfills_from_the_one_supporting_ref() {
+    let invs = vec![inv(
+        20,
+        "query_logs",
+        EvidenceStatus::Supported,
+        &[
+            ("$.logs[0]", LOG),
+            (
+                "$.logs[1]",
+                "2026-07-08T23:06:00Z WARN order-service slow query 1200ms",
+            ),
+        ],
+    )];
+    let out = output(vec![(
+        "observation",
+        vec![bind(
+            "query_logs",
+            Some(20),
+            None,
+            "request timed out after 30000ms",
+        )],
+    )]);
+    let r = check(&out, &invs, &GatekeeperRules::shipped());
+    assert_eq!(r.status, "pass", "{:?}", r.errors);
+    assert_eq!(r.checked_bindings[0].raw_path.as_deref(), Some("$.logs[0]"));
+    assert!(r.checked_bindings[0].backfilled);
+
+    let out = output(vec![(
+        "observation",
+        vec![bind("query_logs", Some(20), None, "order-service")],
+    )]);
+    let r = check(&out, &invs, &GatekeeperRules::shipped());
+    assert_eq!(r.severity, "low_confid");
+    assert_eq!(r.failed_rules, vec!["binding.raw_path_present"]);
+}
+
+#[test]
+fn wrong_answer_version_and_empty_claims_are_reported() {
+    let mut out = output(vec![("observation", vec![])]);
+    out.answer_version = "executor_evidence_v1".into();
+    let r = run(&out);
+    assert_eq!(r.severity, "reject");
+    assert_eq!(
+        r.failed_rules,
+        vec!["contract.answer_version", "claim.has_bindings"]
+    );
+    assert_eq!(r.errors.len(), 2);
+    assert!(r.errors[1].contains("claim-1"), "{}", r.errors[1]);
+}
+
+#[test]
+fn disabled_rules_are_skipped_but_unresolved_bindings_never_pass() {
+    let mut rules = GatekeeperRules::shipped();
+    for r in &mut rules.rules {
+        if r.id == "binding.excerpt_supported" || r.id == "binding.invocation_owned" {
+            r.enabled = false;
+        }
+    }
+    let out = output(vec![(
+        "observation",
+        vec![
+            bind(
+                "query_metrics",
+                Some(10),
+                Some("$.alerts[0]"),
+                "something else entirely",
+            ),
+            bind(
+                "query_metrics",
+                Some(999),
+                Some("$.alerts[0]"),
+                "HighCPUUsage",
+            ),
+        ],
+    )]);
+    let r = check(&out, &invocations(), &rules);
+    assert_eq!(r.checked_bindings[0].status, BindingStatus::Pass);
+    assert_eq!(r.checked_bindings[1].status, BindingStatus::Fail);
+    assert_eq!(r.severity, "low_confid");
+    assert!(r.rules.iter().all(|s| s.id != "binding.excerpt_supported"));
+}
+
+#[test]
+fn a_rule_at_severity_none_only_warns() {
+    let mut rules = GatekeeperRules::shipped();
+    for r in &mut rules.rules {
+        if r.id == "binding.unique_item" {
+            r.default_severity = Severity::None;
+        }
+    }
+    let b = bind(
+        "query_logs",
+        Some(11),
+        Some("$.logs[0]"),
+        "Connection is not available",
+    );
+    let out = output(vec![("observation", vec![b.clone(), b])]);
+    let r = check(&out, &invocations(), &rules);
+    assert_eq!(r.status, "pass", "{:?}", r.errors);
+    assert_eq!(r.warnings.len(), 1);
+}
+
+#[test]
+fn error_lines_quote_untrusted_text_short_and_clean() {
+    let long = format!("\u{1b}[31m{}", "x".repeat(500));
+    let out = output(vec![(
+        "observation",
+        vec![bind("query_logs", Some(11), Some(&long), "e")],
+    )]);
+    let r = run(&out);
+    assert_eq!(r.severity, "reject");
+    for e in &r.errors {
+        assert!(!e.contains('\u{1b}'), "{e}");
+        assert!(e.chars().count() < 400, "{e}");
+        assert!(
+            e.contains("claim-1") && e.contains("binding.raw_path_shape"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn raw_path_shapes() {
+    for ok in [
+        "$.alerts[0]",
+        "$.logs[12]",
+        "$.evidence_blocks[3]",
+        "$.no_evidence",
+    ] {
+        assert!(raw_path_shape_ok(ok), "{ok}");
+    }
+    for bad in [
+        "$.alerts[0].state",
+        "$.logs[0].message",
+        "$.logs",
+        "$.logs[-1]",
+        "$.logs[01]",
+        "$.foo[0]",
+        "$..logs[0]",
+        "$.logs[0] x",
+        "",
+    ] {
+        assert!(!raw_path_shape_ok(bad), "{bad}");
+    }
+}

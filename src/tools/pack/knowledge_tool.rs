@@ -1,0 +1,120 @@
+//! `lookup_knowledge`: BM25 search over the pack's runbook sections,
+//! optionally within one domain.
+
+use super::Pack;
+use super::text::{Args, plain, query_summary};
+use crate::knowledge::KnowledgeHit;
+use crate::tools::{
+    EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, Tool, ToolError, ToolOutput, ToolSpec,
+};
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+pub const DEFAULT_LIMIT: u64 = 5;
+pub const MAX_LIMIT: u64 = 20;
+const REF_TEXT_CHARS: usize = 600;
+
+pub struct LookupKnowledge {
+    pub(super) pack: Arc<Pack>,
+}
+
+pub fn knowledge_ref_text(h: &KnowledgeHit) -> String {
+    format!(
+        "[{}] {} > {}: {}",
+        plain(&h.domain, 60),
+        plain(&h.source, 200),
+        plain(&h.breadcrumb, 200),
+        plain(&h.text, REF_TEXT_CHARS)
+    )
+}
+
+#[async_trait]
+impl Tool for LookupKnowledge {
+    fn spec(&self) -> ToolSpec {
+        let domains: Vec<&str> = self
+            .pack
+            .domains
+            .iter()
+            .map(|d| d.domain.as_str())
+            .collect();
+        ToolSpec {
+            name: LOOKUP_KNOWLEDGE.into(),
+            description: "Search the runbooks and docs (BM25, English and Chinese). Returns matching sections with source, breadcrumb and domain.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "keywords, e.g. 'connection pool exhausted'"},
+                    "domain": {"type": "string", "enum": domains},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let a = Args::new(args, &["query", "domain", "limit"])?;
+        let query = a.required_string("query")?;
+        let domain = a.string("domain")?.map(|d| d.to_lowercase());
+        let limit = a
+            .uint("limit")?
+            .unwrap_or(DEFAULT_LIMIT)
+            .clamp(1, MAX_LIMIT) as usize;
+        let summary = query_summary(args);
+        if let Some(d) = &domain {
+            if !self.pack.domains.iter().any(|x| x.domain == *d) {
+                let known: Vec<&str> = self
+                    .pack
+                    .domains
+                    .iter()
+                    .map(|x| x.domain.as_str())
+                    .collect();
+                return Ok(ToolOutput::no_evidence(
+                    LOOKUP_KNOWLEDGE,
+                    &summary,
+                    &format!(
+                        "the pack has no knowledge domain '{}'; domains: {}",
+                        plain(d, 60),
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        let pack = Arc::clone(&self.pack);
+        let q = query.clone();
+        let dom = domain.clone();
+        // Search is CPU work; keep it off the async workers.
+        let hits =
+            tokio::task::spawn_blocking(move || pack.index.search(&q, dom.as_deref(), limit))
+                .await
+                .map_err(|e| ToolError::Backend(format!("knowledge search failed: {e}")))?;
+        if hits.is_empty() {
+            return Ok(ToolOutput::no_evidence(
+                LOOKUP_KNOWLEDGE,
+                &summary,
+                "no knowledge section matched this query",
+            ));
+        }
+        let mut domains: Vec<String> = Vec::new();
+        for h in &hits {
+            if !domains.contains(&h.domain) {
+                domains.push(h.domain.clone());
+            }
+        }
+        Ok(ToolOutput {
+            body: json!({"evidence_blocks": hits, "total": hits.len()}),
+            evidence_status: EvidenceStatus::Supported,
+            evidence_refs: hits
+                .iter()
+                .enumerate()
+                .map(|(i, h)| EvidenceRef {
+                    raw_path: format!("$.evidence_blocks[{i}]"),
+                    text: knowledge_ref_text(h),
+                })
+                .collect(),
+            retrieved_domains: domains,
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! `query_metrics`: the pack's alerts, filtered by service, alertname and
+//! state. An alert's service is its `service` label, else `job`, `app` or
+//! `instance` (with any `:port` dropped), as Prometheus setups differ in
+//! which label names the service.
+
+use super::text::{Args, fmt_time, plain, query_summary};
+use super::{Alert, Pack};
+use crate::tools::{
+    EvidenceRef, EvidenceStatus, QUERY_METRICS, Tool, ToolError, ToolOutput, ToolSpec,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+const STATES: [&str; 5] = ["firing", "pending", "resolved", "inactive", "any"];
+const SERVICE_LABELS: [&str; 4] = ["service", "job", "app", "instance"];
+const REF_SUMMARY_CHARS: usize = 200;
+
+pub struct QueryMetrics {
+    pub(super) pack: Arc<Pack>,
+}
+
+/// The service an alert is about, by the label precedence above.
+pub fn alert_service(a: &Alert) -> Option<String> {
+    SERVICE_LABELS.iter().find_map(|k| {
+        let v = a.labels.get(*k)?.as_str()?.trim();
+        let v = if *k == "instance" {
+            v.split(':').next().unwrap_or(v)
+        } else {
+            v
+        };
+        (!v.is_empty()).then(|| v.to_string())
+    })
+}
+
+fn label<'a>(a: &'a Alert, k: &str) -> Option<&'a str> {
+    a.labels.get(k).and_then(Value::as_str)
+}
+
+/// "25m", "2h5m", "3d4h": coarse on purpose, it is read by people.
+pub fn human_duration(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
+    let mins = (to - from).num_minutes().max(0);
+    match mins {
+        m if m < 60 => format!("{m}m"),
+        m if m < 24 * 60 => format!("{}h{}m", m / 60, m % 60),
+        m => format!("{}d{}h", m / (24 * 60), (m / 60) % 24),
+    }
+}
+
+/// The ref text for one alert, made from its fields.
+pub fn alert_ref_text(a: &Alert, now: DateTime<Utc>) -> String {
+    let mut parts = Vec::new();
+    let mut kv = |k: &str, v: &str| {
+        let v = plain(v, REF_SUMMARY_CHARS);
+        if !v.is_empty() {
+            parts.push(format!("{k}={v}"));
+        }
+    };
+    kv("alertname", label(a, "alertname").unwrap_or(""));
+    kv("service", &alert_service(a).unwrap_or_default());
+    kv("severity", label(a, "severity").unwrap_or(""));
+    kv("state", &a.state);
+    kv("value", a.value.as_deref().unwrap_or(""));
+    if let Some(t) = a.active_at {
+        // How long it has been active only means something while it is.
+        if matches!(a.state.as_str(), "firing" | "pending") {
+            kv("active_for", &human_duration(t, now));
+        }
+        kv("since", &fmt_time(&t));
+    }
+    let ann = |k: &str| a.annotations.get(k).and_then(Value::as_str).unwrap_or("");
+    let summary = if ann("summary").trim().is_empty() {
+        ann("description")
+    } else {
+        ann("summary")
+    };
+    kv("summary", summary);
+    parts.join(" ")
+}
+
+#[async_trait]
+impl Tool for QueryMetrics {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: QUERY_METRICS.into(),
+            description: "Alerts of the environment (Prometheus alerts): alertname, service, severity, state, value, since when. Filter by service, alertname and state.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "service": {"type": "string", "description": "service name, e.g. payment-service"},
+                    "alertname": {"type": "string", "description": "alert name, case-insensitive"},
+                    "state": {"type": "string", "enum": STATES, "description": "default any"}
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let a = Args::new(args, &["service", "alertname", "state"])?;
+        let service = a.string("service")?;
+        let alertname = a.string("alertname")?;
+        let state = a.string("state")?.map(|s| s.to_ascii_lowercase());
+        if let Some(s) = &state {
+            if !STATES.contains(&s.as_str()) {
+                return Err(ToolError::InvalidArguments(format!(
+                    "'state' must be one of {}",
+                    STATES.join(", ")
+                )));
+            }
+        }
+        let now = self.pack.now();
+        let matches: Vec<&Alert> =
+            self.pack
+                .alerts
+                .iter()
+                .filter(|al| {
+                    service.as_ref().is_none_or(|s| {
+                        alert_service(al).is_some_and(|x| x.eq_ignore_ascii_case(s))
+                    }) && alertname.as_ref().is_none_or(|n| {
+                        label(al, "alertname").is_some_and(|x| x.eq_ignore_ascii_case(n))
+                    }) && state.as_ref().is_none_or(|s| s == "any" || al.state == *s)
+                })
+                .collect();
+        if matches.is_empty() {
+            let known = self.pack.alerts.len();
+            return Ok(ToolOutput::no_evidence(
+                QUERY_METRICS,
+                &query_summary(args),
+                &format!("no alert matched these filters ({known} alerts in the pack)"),
+            ));
+        }
+        let refs = matches
+            .iter()
+            .enumerate()
+            .map(|(i, al)| EvidenceRef {
+                raw_path: format!("$.alerts[{i}]"),
+                text: alert_ref_text(al, now),
+            })
+            .collect();
+        let alerts: Vec<Value> = matches
+            .iter()
+            .map(|al| serde_json::to_value(al).unwrap_or(Value::Null))
+            .collect();
+        Ok(ToolOutput {
+            body: json!({"alerts": alerts, "total": matches.len()}),
+            evidence_status: EvidenceStatus::Supported,
+            evidence_refs: refs,
+            retrieved_domains: vec![],
+        })
+    }
+}

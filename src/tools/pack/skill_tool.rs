@@ -1,0 +1,54 @@
+//! `read_skill`: the body of one skill, for the Executor to follow.
+//! A skill is guidance, not evidence, so it returns no evidence refs.
+
+use super::Pack;
+use super::text::{Args, plain};
+use crate::tools::{EvidenceStatus, READ_SKILL, Tool, ToolError, ToolOutput, ToolSpec};
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+pub struct ReadSkill {
+    pub(super) pack: Arc<Pack>,
+}
+
+#[async_trait]
+impl Tool for ReadSkill {
+    fn spec(&self) -> ToolSpec {
+        let names: Vec<&str> = self.pack.skills.iter().map(|s| s.name.as_str()).collect();
+        ToolSpec {
+            name: READ_SKILL.into(),
+            description: "Read the procedure of a diagnosis skill from the catalog. Guidance only, not evidence.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "enum": names}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let a = Args::new(args, &["name"])?;
+        let name = a.required_string("name")?;
+        let Some(skill) = self
+            .pack
+            .skills
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(&name))
+        else {
+            let known: Vec<&str> = self.pack.skills.iter().map(|s| s.name.as_str()).collect();
+            return Err(ToolError::InvalidArguments(format!(
+                "no skill named '{}'; skills: {}",
+                plain(&name, 60),
+                known.join(", ")
+            )));
+        };
+        Ok(ToolOutput {
+            body: json!({"skill": {"name": skill.name, "description": skill.description, "body": skill.body}}),
+            evidence_status: EvidenceStatus::Supported,
+            evidence_refs: vec![],
+            retrieved_domains: vec![],
+        })
+    }
+}

@@ -1,0 +1,193 @@
+//! Plain text from untrusted pack content, and argument reading.
+//!
+//! Evidence ref texts are shown in the TUI, stored, and matched by the
+//! Gatekeeper, so they are made plain here: terminal escape sequences,
+//! control and bidi-override characters are removed and whitespace is
+//! collapsed. Tool arguments come from a model; anything unexpected is an
+//! `InvalidArguments` that tells the model what is allowed.
+
+use crate::tools::ToolError;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+/// Plain, single-line text of at most `max_chars` characters.
+pub fn plain(s: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max_chars * 4));
+    let mut chars = s.chars().peekable();
+    let mut space = false;
+    let mut count = 0usize;
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            skip_escape(&mut chars);
+            continue;
+        }
+        let c = if c.is_whitespace() { ' ' } else { c };
+        if c.is_control() || is_invisible_format(c) {
+            continue;
+        }
+        if c == ' ' {
+            space = !out.is_empty();
+            continue;
+        }
+        if count >= max_chars {
+            out.push_str("...");
+            return out;
+        }
+        if space {
+            out.push(' ');
+            count += 1;
+            space = false;
+        }
+        out.push(c);
+        count += 1;
+    }
+    out
+}
+
+/// Bidi overrides and zero-width characters can make text display as
+/// something other than what it is.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        // CSI: parameters then one final byte in @..~
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        // OSC / DCS / APC ...: until BEL or ESC \
+        Some(']' | 'P' | '_' | '^' | 'X') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The arguments as `k=v` text for a no_evidence message: model-supplied,
+/// so made plain and bounded like any other untrusted text.
+pub fn query_summary(args: &Map<String, Value>) -> String {
+    plain(
+        &crate::tools::summarize_args(&Value::Object(args.clone())),
+        300,
+    )
+}
+
+/// Arguments of one tool call, checked against the keys it accepts.
+pub struct Args<'a> {
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(map: &'a Map<String, Value>, allowed: &[&str]) -> Result<Self, ToolError> {
+        if let Some(bad) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(ToolError::InvalidArguments(format!(
+                "unknown argument '{}'; allowed: {}",
+                plain(bad, 40),
+                allowed.join(", ")
+            )));
+        }
+        Ok(Args { map })
+    }
+
+    /// A non-empty string; null, "" and absent are all `None`.
+    pub fn string(&self, key: &str) -> Result<Option<String>, ToolError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(_) => Err(ToolError::InvalidArguments(format!(
+                "'{key}' must be a string"
+            ))),
+        }
+    }
+
+    pub fn required_string(&self, key: &str) -> Result<String, ToolError> {
+        self.string(key)?
+            .ok_or_else(|| ToolError::InvalidArguments(format!("'{key}' is required")))
+    }
+
+    /// A non-negative integer, given as a number or a numeric string.
+    pub fn uint(&self, key: &str) -> Result<Option<u64>, ToolError> {
+        let bad = || ToolError::InvalidArguments(format!("'{key}' must be a non-negative integer"));
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+                (Some(u), _) => Ok(Some(u)),
+                (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < 1e15 => Ok(Some(f as u64)),
+                _ => Err(bad()),
+            },
+            Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| bad()),
+            Some(_) => Err(bad()),
+        }
+    }
+
+    pub fn time(&self, key: &str) -> Result<Option<DateTime<Utc>>, ToolError> {
+        match self.string(key)? {
+            None => Ok(None),
+            Some(s) => parse_time(&s).map(Some).ok_or_else(|| {
+                ToolError::InvalidArguments(format!(
+                    "'{key}' must be an RFC 3339 time such as 2026-07-08T23:00:00Z"
+                ))
+            }),
+        }
+    }
+}
+
+/// RFC 3339, or `YYYY-MM-DD HH:MM:SS[.fff]` read as UTC.
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(t.and_utc());
+        }
+    }
+    None
+}
+
+/// `2026-07-08T22:40:00Z`: second precision, the form refs use.
+pub fn fmt_time(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_strips_escapes_controls_and_caps() {
+        assert_eq!(
+            plain("a\u{1b}[31mred\u{1b}[0m\n\tb", 100),
+            "aredb".replace("redb", "red b")
+        );
+        assert_eq!(plain("x\u{1b}]0;title\u{7}y", 100), "xy");
+        assert_eq!(plain("ab\u{202e}cd\u{0}", 100), "abcd");
+        assert_eq!(plain("abcdef", 3), "abc...");
+        assert_eq!(plain("  a   b  ", 10), "a b");
+    }
+
+    #[test]
+    fn args_reject_unknown_keys_and_bad_types() {
+        let m: Map<String, Value> = serde_json::from_str(r#"{"limit": "7", "x": 1}"#).unwrap();
+        assert!(Args::new(&m, &["limit"]).is_err());
+        let a = Args::new(&m, &["limit", "x"]).unwrap();
+        assert_eq!(a.uint("limit").unwrap(), Some(7));
+        assert!(a.time("x").is_err());
+    }
+}
