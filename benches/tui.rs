@@ -41,7 +41,10 @@ fn frame_render() {
         terminal.draw(|f| view(&state, f)).unwrap();
         samples.push(t0.elapsed().as_secs_f64() * 1e6);
     }
-    println!("frame_render_us_p50={:.0}", percentile(samples.clone(), 0.5));
+    println!(
+        "frame_render_us_p50={:.0}",
+        percentile(samples.clone(), 0.5)
+    );
     println!("frame_render_us_p99={:.0}", percentile(samples, 0.99));
 }
 
@@ -63,7 +66,12 @@ fn runs(n: i64) -> Vec<RunSummary> {
 fn first_frame() {
     let rows = runs(10_000);
     let t0 = Instant::now();
-    let mut state = AppState::new(Theme::load("dark").unwrap(), Keymap::default(), "offline (rule-based)", "sqlite:bench.db");
+    let mut state = AppState::new(
+        Theme::load("dark").unwrap(),
+        Keymap::default(),
+        "offline (rule-based)",
+        "sqlite:bench.db",
+    );
     update(&mut state, Msg::RunsLoaded(Ok(rows)));
     state.focus = Pane::Runs;
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -82,7 +90,10 @@ fn cpu_time() -> Option<Duration> {
 }
 
 fn idle_cpu() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let mut state = live_state(&big_run(1, 50, 10));
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -92,7 +103,11 @@ fn idle_cpu() {
         let before = cpu_time();
         let wall = Instant::now();
         let idle = Duration::from_secs(2);
-        let _ = tokio::time::timeout(idle, event_loop(&mut terminal, &mut state, input, msgs, |_| {})).await;
+        let _ = tokio::time::timeout(
+            idle,
+            event_loop(&mut terminal, &mut state, input, msgs, |_| {}),
+        )
+        .await;
         let elapsed = wall.elapsed();
         match (before, cpu_time()) {
             (Some(b), Some(a)) => println!(

@@ -13,12 +13,20 @@ use std::io;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-fn keys_after(delay: Duration, keys: Vec<char>) -> impl futures::Stream<Item = io::Result<Event>> + Unpin {
+fn keys_after(
+    delay: Duration,
+    keys: Vec<char>,
+) -> impl futures::Stream<Item = io::Result<Event>> + Unpin {
     let (tx, mut rx) = mpsc::channel::<io::Result<Event>>(16);
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
         for c in keys {
-            let _ = tx.send(Ok(Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)))).await;
+            let _ = tx
+                .send(Ok(Event::Key(KeyEvent::new(
+                    KeyCode::Char(c),
+                    KeyModifiers::NONE,
+                ))))
+                .await;
         }
         // Keep the stream open, like a real terminal.
         std::future::pending::<()>().await;
@@ -57,7 +65,12 @@ async fn a_flood_of_events_is_coalesced_into_few_frames() {
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     for e in &events {
-        tx.send(Msg::Engine { generation, event: Box::new(e.clone()) }).await.unwrap();
+        tx.send(Msg::Engine {
+            generation,
+            event: Box::new(e.clone()),
+        })
+        .await
+        .unwrap();
     }
     let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
     let stats = event_loop(

@@ -374,11 +374,16 @@ impl Keymap {
             .unwrap_or_default()
     }
 
-    /// Status-bar hints for the active contexts: `(keys, description)`.
+    /// Status-bar hints for the active contexts, `(keys, description)`, in
+    /// the order of `active` so the mode's own keys come first.
     pub fn hints(&self, active: &[Context]) -> Vec<(String, &'static str)> {
-        self.bindings
+        active
             .iter()
-            .filter(|b| b.hint && active.contains(&b.context) && !b.keys.is_empty())
+            .flat_map(|ctx| {
+                self.bindings
+                    .iter()
+                    .filter(move |b| b.hint && b.context == *ctx && !b.keys.is_empty())
+            })
             .map(|b| (b.keys[0].to_string(), b.description))
             .collect()
     }
