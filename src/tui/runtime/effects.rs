@@ -47,10 +47,11 @@ impl Effects {
             Command::StartRun {
                 generation,
                 question,
+                stepping,
             } => {
                 self.stop_current();
                 let prepared = Ok((self.ctx.engine.clone(), RunRequest::new(question)));
-                self.spawn_run(generation, async move { prepared }, false);
+                self.spawn_run(generation, async move { prepared }, stepping);
             }
             Command::StartDemo { generation, path } => {
                 self.stop_current();
