@@ -331,7 +331,7 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
                 Constraint::Length(4),
                 Constraint::Length(11),
                 Constraint::Length(5),
-                Constraint::Length(13),
+                Constraint::Length(16),
                 Constraint::Fill(1),
             ]
         } else {
