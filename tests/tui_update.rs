@@ -138,9 +138,29 @@ fn question_input_runs_and_keeps_history() {
         cmds,
         vec![Command::StartRun {
             generation,
-            question: "why q?".into()
+            question: "why q?".into(),
+            stepping: false,
         }]
     );
+    assert!(!state.shown.stepping);
+    // Ctrl-S while typing turns step mode on for the next question.
+    update(&mut state, ch('i'));
+    update(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)),
+    );
+    update(&mut state, ch('x'));
+    let cmds = update(&mut state, key(KeyCode::Enter));
+    assert!(
+        matches!(&cmds[..], [Command::StartRun { stepping: true, .. }]),
+        "{cmds:?}"
+    );
+    assert!(state.shown.stepping);
+    assert_eq!(
+        update(&mut state, ch(' ')),
+        vec![Command::Step(StepCommand::Next)]
+    );
+    state.history.truncate(1);
     assert_eq!(state.mode, Mode::Live);
     assert_eq!(state.history, vec!["why q?".to_string()]);
     update(&mut state, ch('i'));

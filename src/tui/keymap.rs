@@ -42,6 +42,7 @@ pub enum Action {
     Close,
     Filter,
     FocusInput,
+    ToggleStep,
     StepNext,
     StepContinue,
     ReplayNext,
@@ -66,6 +67,7 @@ impl Action {
             Action::Close => "close",
             Action::Filter => "filter",
             Action::FocusInput => "focus_input",
+            Action::ToggleStep => "toggle_step",
             Action::StepNext => "step",
             Action::StepContinue => "continue",
             Action::ReplayNext => "replay_next",
@@ -240,6 +242,13 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         true,
     ),
     (
+        "s ctrl-s",
+        Action::ToggleStep,
+        "step mode for the next question",
+        Context::Global,
+        false,
+    ),
+    (
         "d",
         Action::Demo,
         "pick a demo scenario",
@@ -374,11 +383,16 @@ impl Keymap {
             .unwrap_or_default()
     }
 
-    /// Status-bar hints for the active contexts: `(keys, description)`.
+    /// Status-bar hints for the active contexts, `(keys, description)`, in
+    /// the order of `active` so the mode's own keys come first.
     pub fn hints(&self, active: &[Context]) -> Vec<(String, &'static str)> {
-        self.bindings
+        active
             .iter()
-            .filter(|b| b.hint && active.contains(&b.context) && !b.keys.is_empty())
+            .flat_map(|ctx| {
+                self.bindings
+                    .iter()
+                    .filter(move |b| b.hint && b.context == *ctx && !b.keys.is_empty())
+            })
             .map(|b| (b.keys[0].to_string(), b.description))
             .collect()
     }

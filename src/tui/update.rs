@@ -46,9 +46,20 @@ pub enum Msg {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    StartRun { generation: u64, question: String },
-    StartDemo { generation: u64, path: PathBuf },
-    LoadReplay { generation: u64, run_id: i64 },
+    StartRun {
+        generation: u64,
+        question: String,
+        /// The engine waits before each node (step mode).
+        stepping: bool,
+    },
+    StartDemo {
+        generation: u64,
+        path: PathBuf,
+    },
+    LoadReplay {
+        generation: u64,
+        run_id: i64,
+    },
     Step(StepCommand),
     LoadRuns,
     ListScenarios,
@@ -242,6 +253,11 @@ fn on_filter_key(state: &mut AppState, key: KeyEvent) {
 fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
     match key.code {
         KeyCode::Tab | KeyCode::BackTab => None,
+        // Ctrl-S: toggling step mode must work while typing.
+        KeyCode::Char('s') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            state.step_live = !state.step_live;
+            Some(vec![])
+        }
         KeyCode::Esc => {
             state.focus = Pane::Graph;
             Some(vec![])
@@ -255,12 +271,14 @@ fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
             state.history.push(question.clone());
             state.history_pos = None;
             state.input = fresh_input(state);
-            let generation = state.begin(Mode::Live, true, false);
+            let stepping = state.step_live;
+            let generation = state.begin(Mode::Live, true, stepping);
             state.demo = None;
             state.focus = Pane::Graph;
             Some(vec![Command::StartRun {
                 generation,
                 question,
+                stepping,
             }])
         }
         KeyCode::Up | KeyCode::Down => {
@@ -356,6 +374,7 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
             state.filter_editing = true;
         }
         Action::FocusInput => state.focus = Pane::Input,
+        Action::ToggleStep => state.step_live = !state.step_live,
         Action::Demo => return vec![Command::ListScenarios],
         Action::StepNext => return vec![Command::Step(StepCommand::Next)],
         Action::StepContinue => {
@@ -476,7 +495,16 @@ fn open(state: &mut AppState) -> Vec<Command> {
         }
         Pane::Tools => {
             if let Some(inv) = view.invocations.get(state.sel.tools) {
-                let value = serde_json::to_value(inv).unwrap_or_default();
+                let mut value = serde_json::to_value(inv).unwrap_or_default();
+                // The preview is JSON text; show it as JSON when it is
+                // complete (a truncated preview stays a string).
+                if let Some(slot) = value.get_mut("output_preview")
+                    && let Some(parsed) = slot
+                        .as_str()
+                        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+                {
+                    *slot = parsed;
+                }
                 state.popup = Some(Popup::Detail {
                     title: format!("invocation {} · {}", inv.id, inv.tool_name),
                     lines: detail::json_lines(&value, &state.theme),

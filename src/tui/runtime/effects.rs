@@ -47,20 +47,22 @@ impl Effects {
             Command::StartRun {
                 generation,
                 question,
+                stepping,
             } => {
                 self.stop_current();
-                let request = RunRequest::new(question);
-                self.spawn_run(generation, self.ctx.engine.clone(), request, false);
+                let prepared = Ok((self.ctx.engine.clone(), RunRequest::new(question)));
+                self.spawn_run(generation, async move { prepared }, stepping);
             }
             Command::StartDemo { generation, path } => {
                 self.stop_current();
-                match super::demo::prepare(&self.ctx, &path) {
-                    Ok((engine, request)) => self.spawn_run(generation, engine, request, true),
-                    Err(error) => self.send(Msg::SourceDone {
-                        generation,
-                        error: Some(error),
-                    }),
-                }
+                let ctx = self.ctx.clone();
+                // Loading the pack reads files: keep it off the UI thread.
+                let prepare = async move {
+                    tokio::task::spawn_blocking(move || super::demo::prepare(&ctx, &path))
+                        .await
+                        .unwrap_or_else(|_| Err("loading the scenario failed".into()))
+                };
+                self.spawn_run(generation, prepare, true);
             }
             Command::Step(step) => {
                 if let Some(gate) = &self.gate {
@@ -112,33 +114,41 @@ impl Effects {
         });
     }
 
-    fn send(&self, msg: Msg) {
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let _ = tx.send(msg).await;
-        });
-    }
-
-    fn spawn_run(
-        &mut self,
-        generation: u64,
-        engine: Engine,
-        mut request: RunRequest,
-        stepping: bool,
-    ) {
-        let (events_tx, mut events_rx) = mpsc::channel::<EngineEvent>(EVENT_CHANNEL);
-        request.events = Some(events_tx);
+    /// Starts a run once `prepare` yields its engine and request. The gate
+    /// and the cancellation token exist from the start, so a key pressed
+    /// while the scenario loads is not lost.
+    fn spawn_run<P>(&mut self, generation: u64, prepare: P, stepping: bool)
+    where
+        P: Future<Output = Result<(Engine, RunRequest), String>> + Send + 'static,
+    {
         let cancel = CancellationToken::new();
-        request.cancel = cancel.clone();
-        self.cancel = Some(cancel);
-        if stepping {
+        self.cancel = Some(cancel.clone());
+        let gate_rx = if stepping {
             let (gate_tx, gate_rx) = mpsc::channel(8);
-            request.step_gate = Some(StepGate { commands: gate_rx });
             self.gate = Some(gate_tx);
-        }
+            Some(gate_rx)
+        } else {
+            None
+        };
         let tx = self.tx.clone();
         let store = self.ctx.store.clone();
         tokio::spawn(async move {
+            let (engine, mut request) = match prepare.await {
+                Ok(p) => p,
+                Err(error) => {
+                    let _ = tx
+                        .send(Msg::SourceDone {
+                            generation,
+                            error: Some(error),
+                        })
+                        .await;
+                    return;
+                }
+            };
+            let (events_tx, mut events_rx) = mpsc::channel::<EngineEvent>(EVENT_CHANNEL);
+            request.events = Some(events_tx);
+            request.cancel = cancel;
+            request.step_gate = gate_rx.map(|commands| StepGate { commands });
             // The run in its own task, so a panic in the engine becomes an
             // error message instead of killing the UI.
             let run = tokio::spawn(async move { engine.run(request).await });

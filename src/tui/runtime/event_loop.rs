@@ -36,6 +36,8 @@ pub enum LoopError {
 pub struct LoopStats {
     pub frames: u64,
     pub messages: u64,
+    /// Times the select woke up, for any reason.
+    pub wakeups: u64,
 }
 
 fn input_msg(ev: Event) -> Option<Msg> {
@@ -102,6 +104,7 @@ where
             },
             else => break,
         };
+        stats.wakeups += 1;
         let Some(msg) = msg else { continue };
         stats.messages += 1;
         for cmd in update(state, msg) {

@@ -94,7 +94,11 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     }
     match launch {
         Launch::Demo(Some(path)) => {
-            let entry = demo::load_entry(&path);
+            let dir = ctx.scenarios_dir.clone();
+            let entry =
+                tokio::task::spawn_blocking(move || demo::load_entry(&demo::resolve(&dir, &path)))
+                    .await
+                    .wrap_err("loading the scenario")?;
             let _ = tx.send(Msg::StartDemo(entry)).await;
         }
         Launch::Demo(None) => effects.handle(Command::ListScenarios),

@@ -169,6 +169,8 @@ pub struct AppState {
     pub history: Vec<String>,
     /// Position while browsing history (None: editing a fresh line).
     pub history_pos: Option<usize>,
+    /// Ask the next live question in step mode.
+    pub step_live: bool,
     pub keymap: Keymap,
     pub theme: Theme,
     pub model_label: String,
@@ -207,6 +209,7 @@ impl AppState {
             input,
             history: Vec::new(),
             history_pos: None,
+            step_live: false,
             keymap,
             theme,
             model_label: model_label.to_string(),

@@ -215,11 +215,15 @@ pub fn render_input(state: &AppState, area: Rect, frame: &mut Frame) {
             return;
         }
     }
-    let hint = if state.history.is_empty() {
-        " Question (i) ".to_string()
+    let mut hint = " Question (i) ".to_string();
+    if !state.history.is_empty() {
+        hint.push_str(&format!("· ↑↓ history ({}) ", state.history.len()));
+    }
+    hint.push_str(if state.step_live {
+        "· step mode ON (ctrl-s) "
     } else {
-        format!(" Question (i) · ↑↓ history ({}) ", state.history.len())
-    };
+        "· step mode off (ctrl-s) "
+    });
     let block = pane_block(hint, focused, t);
     let inner = block.inner(area);
     frame.render_widget(block, area);

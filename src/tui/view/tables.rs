@@ -98,7 +98,7 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
         Pane::Runs => runs(state, rows_h),
         Pane::Transitions => transitions(state, rows_h),
         Pane::Tools => tools(state, rows_h),
-        _ => bindings(state, rows_h),
+        _ => bindings(state, rows_h, inner.width),
     };
     if rows.is_empty() {
         let msg = match pane {
@@ -269,7 +269,7 @@ fn tools(state: &AppState, h: usize) -> TableParts {
     )
 }
 
-fn bindings(state: &AppState, h: usize) -> TableParts {
+fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
     let t = &state.theme;
     let empty = Vec::new();
     let list = state
@@ -322,15 +322,29 @@ fn bindings(state: &AppState, h: usize) -> TableParts {
             "failed rule",
             "matched / excerpt",
         ],
-        vec![
-            Constraint::Fill(2),
-            Constraint::Length(14),
-            Constraint::Length(5),
-            Constraint::Length(18),
-            Constraint::Length(5),
-            Constraint::Length(18),
-            Constraint::Fill(3),
-        ],
+        // Narrow screens give the fixed columns less so the claim and the
+        // matched text keep readable widths.
+        if width < 120 {
+            vec![
+                Constraint::Fill(1),
+                Constraint::Length(12),
+                Constraint::Length(4),
+                Constraint::Length(11),
+                Constraint::Length(5),
+                Constraint::Length(16),
+                Constraint::Fill(1),
+            ]
+        } else {
+            vec![
+                Constraint::Fill(2),
+                Constraint::Length(14),
+                Constraint::Length(5),
+                Constraint::Length(18),
+                Constraint::Length(5),
+                Constraint::Length(18),
+                Constraint::Fill(3),
+            ]
+        },
         rows,
         Some(state.sel.bindings.min(list.len().saturating_sub(1)) - start),
     )

@@ -1,0 +1,126 @@
+//! TUI benchmarks with printed figures (`cargo bench --bench tui`):
+//! - frame render time for a run with 500 tool invocations and 50
+//!   bindings at 200x60 (target <= 1 ms), `frame_render_us_p50`;
+//! - time to the first frame with 10,000 runs listed (target <= 150 ms),
+//!   `first_frame_ms`;
+//! - CPU used by the event loop idling for 2 s (target: near zero),
+//!   `idle_cpu_percent`.
+
+use diagraph::store::RunSummary;
+use diagraph::tui::fixtures::{big_run, live_state};
+use diagraph::tui::keymap::Keymap;
+use diagraph::tui::runtime::event_loop::event_loop;
+use diagraph::tui::state::{AppState, Pane};
+use diagraph::tui::theme::Theme;
+use diagraph::tui::update::{Msg, update};
+use diagraph::tui::view::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::time::{Duration, Instant};
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).copied().unwrap_or(0.0)
+}
+
+fn frame_render() {
+    let events = big_run(1, 500, 50);
+    let mut state = live_state(&events);
+    state.focus = Pane::Tools;
+    state.sel.tools = 250;
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    for _ in 0..20 {
+        terminal.draw(|f| view(&state, f)).unwrap();
+    }
+    let mut samples = Vec::new();
+    for i in 0..500 {
+        // Move the selection so every frame has real changes to diff.
+        state.sel.tools = 200 + i % 100;
+        let t0 = Instant::now();
+        terminal.draw(|f| view(&state, f)).unwrap();
+        samples.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "frame_render_us_p50={:.0}",
+        percentile(samples.clone(), 0.5)
+    );
+    println!("frame_render_us_p99={:.0}", percentile(samples, 0.99));
+}
+
+fn runs(n: i64) -> Vec<RunSummary> {
+    (1..=n)
+        .map(|i| RunSummary {
+            run_id: i,
+            session_id: format!("s-{}", i / 3),
+            status: "SUCCESS".into(),
+            effective_verdict: Some(if i % 3 == 0 { "PASS" } else { "LOW_CONFID" }.into()),
+            degraded: i % 7 == 0,
+            duration_ms: Some(1200),
+            question: format!("why is service-{i} slow since the last deploy?"),
+            created_at: "2026-07-08T23:05:28Z".into(),
+        })
+        .collect()
+}
+
+fn first_frame() {
+    let rows = runs(10_000);
+    let t0 = Instant::now();
+    let mut state = AppState::new(
+        Theme::load("dark").unwrap(),
+        Keymap::default(),
+        "offline (rule-based)",
+        "sqlite:bench.db",
+    );
+    update(&mut state, Msg::RunsLoaded(Ok(rows)));
+    state.focus = Pane::Runs;
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    terminal.draw(|f| view(&state, f)).unwrap();
+    println!("first_frame_ms={:.2}", t0.elapsed().as_secs_f64() * 1e3);
+}
+
+/// User + system CPU time of this process, from /proc/self/stat.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on Linux.
+    Some(Duration::from_millis(ticks * 10))
+}
+
+fn idle_cpu() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut state = live_state(&big_run(1, 50, 10));
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        let (_tx, mut rx) = tokio::sync::mpsc::channel::<Msg>(4);
+        let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        let input = futures::stream::pending::<std::io::Result<crossterm::event::Event>>();
+        let before = cpu_time();
+        let wall = Instant::now();
+        let idle = Duration::from_secs(2);
+        let _ = tokio::time::timeout(
+            idle,
+            event_loop(&mut terminal, &mut state, input, msgs, |_| {}),
+        )
+        .await;
+        let elapsed = wall.elapsed();
+        match (before, cpu_time()) {
+            (Some(b), Some(a)) => println!(
+                "idle_cpu_percent={:.2}",
+                (a - b).as_secs_f64() / elapsed.as_secs_f64() * 100.0
+            ),
+            _ => println!("idle_cpu_percent=unavailable (no /proc/self/stat)"),
+        }
+    });
+}
+
+fn main() {
+    frame_render();
+    first_frame();
+    idle_cpu();
+}

@@ -1,0 +1,199 @@
+//! End to end in a real pseudo-terminal (tmux): run the binary's demo mode
+//! on a shipped scenario, step it to the end by keystrokes, read the
+//! screen, quit, and check that the terminal was restored. Also checks the
+//! "too small" message and that resizing brings the layout back.
+//!
+//! Skipped (with a note) when tmux is not installed, unless CI=true.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux_available() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tmux is required in CI"
+        );
+        eprintln!("note: tmux not found; skipping the pty end-to-end test");
+    }
+    ok
+}
+
+struct Session {
+    name: String,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Session {
+    /// Starts `diagraph ARGS` in a detached tmux session of the given size,
+    /// on a private tmux server and a fresh database.
+    fn start(args: &str, w: u16, h: u16) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let name = "diagraph-e2e".to_string();
+        let bin = env!("CARGO_BIN_EXE_diagraph");
+        let d = dir.path().display();
+        let script = format!(
+            "cd {root} && env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config \
+             {bin} {args}; echo DIAGRAPH_EXIT=$?; exec sleep 600",
+            root = env!("CARGO_MANIFEST_DIR"),
+        );
+        let status = Command::new("tmux")
+            .args(["-S"])
+            .arg(&socket)
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                &script,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Session {
+            name,
+            socket,
+            _dir: dir,
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    fn alternate_on(&self) -> bool {
+        self.tmux(&["display-message", "-p", "-t", &self.name, "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    /// Waits until the screen satisfies `pred`, pressing `key` (if any)
+    /// between looks.
+    fn wait_for(&self, what: &str, key: Option<&str>, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{s}"
+            );
+            if let Some(k) = key {
+                self.keys(&[k]);
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["kill-server"])
+            .status();
+    }
+}
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/scenarios")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn demo_runs_to_the_end_by_keystrokes_and_restores_the_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(&format!("demo {}", scenario("01_pass.toml")), 120, 36);
+    let first = s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    assert!(s.alternate_on(), "the TUI runs on the alternate screen");
+    assert!(
+        first.contains("Demo · "),
+        "the scenario description is shown:\n{first}"
+    );
+    let end = s.wait_for("the end of the run", Some("Space"), |s| {
+        s.contains("last: composer_completed")
+    });
+    assert!(end.contains("effective      PASS"), "{end}");
+    assert!(end.contains("● END"), "{end}");
+    assert!(!end.contains("waiting:"), "{end}");
+    s.keys(&["q"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    assert!(!s.alternate_on(), "alternate screen left");
+    assert!(
+        !after.contains("Graph · last"),
+        "TUI frame left behind:\n{after}"
+    );
+}
+
+#[test]
+fn gatekeeper_reject_demo_shows_the_fallback() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(
+        &format!("demo {}", scenario("13_gatekeeper_wrong_path.toml")),
+        160,
+        45,
+    );
+    s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    // `c` lets the engine run to the end without further stops.
+    s.keys(&["c"]);
+    let end = s.wait_for("the fallback", None, |s| s.contains("● END"));
+    assert!(end.contains("Answer (degraded)"), "{end}");
+    assert!(end.contains("DEGRADED"), "{end}");
+    assert!(end.contains("FAIL"), "the failed binding is listed:\n{end}");
+    s.keys(&["C-c"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+}
+
+#[test]
+fn a_small_terminal_gets_a_message_and_resizing_recovers() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(&format!("demo {}", scenario("01_pass.toml")), 60, 20);
+    s.wait_for("the size message", None, |s| {
+        s.contains("terminal too small (need 80x24, have 60x20)")
+    });
+    s.tmux(&["resize-window", "-t", &s.name, "-x", "100", "-y", "30"]);
+    s.wait_for("the layout", None, |s| s.contains("Graph · last"));
+    s.keys(&["q"]);
+    s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
+}
