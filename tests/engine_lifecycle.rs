@@ -94,7 +94,7 @@ impl Recorder for Flaky {
 }
 
 fn engine_on(recorder: Arc<Flaky>) -> (diagraph::engine::Engine, diagraph::scenario::Scenario) {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (mut engine, _) = scenario_engine(&s);
     engine.recorder = recorder;
     engine.config.store_recovery_timeout = Duration::from_secs(5);
@@ -155,7 +155,7 @@ async fn a_store_down_at_start_is_a_start_error() {
 
 #[tokio::test]
 async fn a_cancelled_run_ends_failed_cancelled() {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (engine, _) = scenario_engine(&s);
     let req = s.request();
     req.cancel.cancel();
@@ -167,7 +167,7 @@ async fn a_cancelled_run_ends_failed_cancelled() {
 
 #[tokio::test]
 async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (engine, _) = scenario_engine(&s);
     let (tx_cmd, rx_cmd) = mpsc::channel(4);
     let (tx_ev, mut rx_ev) = mpsc::channel(64);
@@ -228,7 +228,7 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
 
 #[tokio::test]
 async fn a_dropped_gate_sender_means_continue() {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (engine, _) = scenario_engine(&s);
     let (tx_cmd, rx_cmd) = mpsc::channel(4);
     let mut req = s.request();
@@ -271,7 +271,7 @@ async fn live_events_match_the_outcome_and_a_closed_receiver_is_ignored() {
 
 #[tokio::test]
 async fn session_history_reaches_the_planner_and_executor() {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (mut engine, _) = scenario_engine(&s);
     let capture = common::Capture::new(engine.model.clone());
     engine.model = capture.clone();
@@ -302,7 +302,7 @@ async fn session_history_reaches_the_planner_and_executor() {
 #[tokio::test]
 async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
     use diagraph::model::{AgentRole, Message};
-    let mut s = load_scenario("pass.toml");
+    let mut s = load_scenario("01_pass.toml");
     s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
         AgentRole::Executor,
         vec![
@@ -408,7 +408,7 @@ impl diagraph::model::ChatModel for Truncating {
 
 #[tokio::test]
 async fn an_answer_cut_at_the_token_limit_is_invalid_output() {
-    let s = load_scenario("pass.toml");
+    let s = load_scenario("01_pass.toml");
     let (mut engine, _) = scenario_engine(&s);
     engine.model = Arc::new(Truncating);
     let out = engine.run(s.request()).await.unwrap();

@@ -53,7 +53,7 @@ fn marked_claim() -> String {
 
 /// The pass scenario with its executor answer (and the rest) replaced.
 fn with_executor(text: String, tail: Vec<ScriptEntry>) -> Scenario {
-    let mut s = load_scenario("pass.toml");
+    let mut s = load_scenario("01_pass.toml");
     s.script.truncate(2);
     s.script.push(ScriptEntry::text(AgentRole::Executor, text));
     s.script.extend(tail);

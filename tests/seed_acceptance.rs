@@ -206,7 +206,7 @@ async fn gatekeeper_low_confid_verifier_receives_only_passing_bindings() {
 
 #[tokio::test]
 async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
-    for file in ["pass.toml", "16_gatekeeper_low_confid_capped.toml"] {
+    for file in ["01_pass.toml", "16_gatekeeper_low_confid_capped.toml"] {
         let (out, _, _) = run_captured(file).await;
         let route = out.trace.route();
         let gk = route.iter().position(|n| *n == NodeId::Gatekeeper).unwrap();
@@ -217,7 +217,7 @@ async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
 
 #[tokio::test]
 async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
-    let (_, rec, reqs) = run_captured("pass.toml").await;
+    let (_, rec, reqs) = run_captured("01_pass.toml").await;
     let v = &of_role(&reqs, AgentRole::Verifier)[0];
     let keys: Vec<&str> = v
         .input
@@ -275,7 +275,7 @@ async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
 async fn unreferenced_or_unverified_tool_results_never_reach_the_verifier() {
     // Two tool results; the claim cites only the alert. The order-service
     // log lines must not appear anywhere in the Verifier's request.
-    let mut s = load_scenario("pass.toml");
+    let mut s = load_scenario("01_pass.toml");
     s.script[1] = ScriptEntry::tool_calls(
         AgentRole::Executor,
         vec![
@@ -317,7 +317,7 @@ async fn gatekeeper_low_confid_effective_verdict_never_upgrades_to_pass() {
 #[tokio::test]
 async fn gatekeeper_status_is_normalised_and_unknown_maps_to_reject() {
     for (file, status) in [
-        ("pass.toml", Outcome::Pass),
+        ("01_pass.toml", Outcome::Pass),
         ("16_gatekeeper_low_confid_capped.toml", Outcome::LowConfid),
         ("11_gatekeeper_fabricated_id.toml", Outcome::Reject),
         ("18_gatekeeper_unknown_result.toml", Outcome::Reject),
