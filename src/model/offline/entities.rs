@@ -372,13 +372,57 @@ pub fn is_camel(w: &str) -> bool {
 }
 
 /// Known services named in the question, then unknown service-like names.
+/// Common Chinese names of service roles, so "支付服务" can find a
+/// `payment-*` service. Generic vocabulary, not any pack's names.
+const ZH_SERVICE_WORDS: &[(&str, &str)] = &[
+    ("支付", "payment"),
+    ("订单", "order"),
+    ("下单", "order"),
+    ("库存", "inventory"),
+    ("用户", "user"),
+    ("网关", "gateway"),
+    ("通知", "notification"),
+    ("数据库", "database"),
+    ("缓存", "cache"),
+    ("搜索", "search"),
+    ("购物车", "cart"),
+    ("结算", "checkout"),
+    ("认证", "auth"),
+    ("鉴权", "auth"),
+    ("消息队列", "queue"),
+    ("商品", "product"),
+    ("目录", "catalog"),
+    ("物流", "shipping"),
+    ("账户", "account"),
+];
+
+/// A question word names a name part: equal, or the part plus a plural "s".
+fn word_matches(words: &[String], part: &str) -> bool {
+    words.iter().any(|w| {
+        w == part || (w.len() == part.len() + 1 && w.starts_with(part) && w.ends_with('s'))
+    })
+}
+
+fn name_parts(n: &str) -> Vec<&str> {
+    n.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
+        .collect()
+}
+
 fn find_services(lower: &str, known: &[String]) -> Vec<String> {
-    let question_words: Vec<&str> = lower
+    let mut question_words: Vec<String> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
+        .map(str::to_string)
         .collect();
+    for (zh, en) in ZH_SERVICE_WORDS {
+        if lower.contains(zh) {
+            question_words.push(en.to_string());
+        }
+    }
     // (position, name); a longer name at the same place wins.
     let mut found: Vec<(usize, String)> = Vec::new();
+    let mut partial: Vec<(usize, String)> = Vec::new();
     for name in known {
         let n = name.to_lowercase();
         if n.is_empty() {
@@ -398,20 +442,32 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
             .filter(|v| v.len() >= 2 && contains_word(lower, v))
             .filter_map(|v| lower.find(v.as_str()))
             .min();
+        let parts = name_parts(&n);
+        let position = |parts: &[&str]| {
+            parts
+                .iter()
+                .filter_map(|p| lower.find(p))
+                .min()
+                .unwrap_or(usize::MAX)
+        };
         let pos = exact.or_else(|| {
             // Fuzzy: every distinctive part of the name is a question word.
-            let parts: Vec<&str> = n
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
-                .collect();
-            if parts.is_empty() || !parts.iter().all(|p| question_words.contains(p)) {
-                return None;
-            }
-            parts.iter().filter_map(|p| lower.find(p)).min()
+            (!parts.is_empty() && parts.iter().all(|p| word_matches(&question_words, p)))
+                .then(|| position(&parts))
         });
         if let Some(p) = pos {
             found.push((p, name.clone()));
+        } else if parts
+            .iter()
+            .any(|p| p.len() >= 4 && word_matches(&question_words, p))
+        {
+            partial.push((position(&parts), name.clone()));
         }
+    }
+    // Some distinctive parts only ("datanode" for hdfs-datanode): accepted
+    // when nothing matched better and exactly one service fits.
+    if found.is_empty() && partial.len() == 1 {
+        found.append(&mut partial);
     }
     for m in SERVICE_LIKE.find_iter(lower) {
         let s = m.as_str();
@@ -604,6 +660,15 @@ mod tests {
         assert_eq!(e.alerts, vec!["HighCPUUsage".to_string()]);
         assert!(e.symptoms.iter().any(|s| s.id == "latency"));
         assert_eq!(e.window_minutes, Some(30));
+        let by_zh = extract("支付服务为什么这么慢", &known());
+        assert_eq!(by_zh.services, vec!["payment-service".to_string()]);
+        let partial = extract(
+            "why is the datanode slow?",
+            &["hdfs-datanode".to_string(), "hdfs-namenode".to_string()],
+        );
+        assert_eq!(partial.services, vec!["hdfs-datanode".to_string()]);
+        let plural = extract("why are payments failing?", &known());
+        assert_eq!(plural.services, vec!["payment-service".to_string()]);
         let zh = extract("最近1小时 order-service 连接池超时", &known());
         assert_eq!(zh.services, vec!["order-service".to_string()]);
         assert!(zh.symptoms.iter().any(|s| s.id == "connection_pool"));
