@@ -8,8 +8,8 @@ use super::contracts::{
     Claim, ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict,
     Verification,
 };
-use crate::knowledge::{DomainInfo, SkillInfo};
 use crate::engine::recorder::HistoryTurn;
+use crate::knowledge::{DomainInfo, SkillInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

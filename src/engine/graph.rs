@@ -161,7 +161,12 @@ pub static EDGES: &[Edge] = &[
         "planner_failed",
     ),
     edge(Executor, Gatekeeper, "COMPLETED", "completed"),
-    edge(Executor, Fallback, "INVALID_OUTPUT", "executor_invalid_output"),
+    edge(
+        Executor,
+        Fallback,
+        "INVALID_OUTPUT",
+        "executor_invalid_output",
+    ),
     edge(Executor, Fallback, "TOOL_BLOCKED", "executor_tool_blocked"),
     edge(Executor, Fallback, "FAILED", "executor_failed"),
     edge(Gatekeeper, VerifiedInput, "PASS", "gatekeeper_pass"),

@@ -222,7 +222,11 @@ impl Recorder for MemoryRecorder {
 
     async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
         let mut data = self.data();
-        match data.runs.iter_mut().find(|(h, _, _)| h.run_id == finish.run_id) {
+        match data
+            .runs
+            .iter_mut()
+            .find(|(h, _, _)| h.run_id == finish.run_id)
+        {
             Some(run) => {
                 run.2 = Some(finish.clone());
                 Ok(())

@@ -28,7 +28,8 @@ pub const LOOKUP_KNOWLEDGE: &str = "lookup_knowledge";
 pub const READ_SKILL: &str = "read_skill";
 
 /// The tools an Executor may use unless a scenario narrows the set.
-pub const DEFAULT_EXECUTOR_TOOLS: [&str; 4] = [QUERY_METRICS, QUERY_LOGS, LOOKUP_KNOWLEDGE, READ_SKILL];
+pub const DEFAULT_EXECUTOR_TOOLS: [&str; 4] =
+    [QUERY_METRICS, QUERY_LOGS, LOOKUP_KNOWLEDGE, READ_SKILL];
 
 pub type InvocationId = i64;
 

@@ -127,10 +127,7 @@ pub fn parse_executor_evidence(text: &str) -> Result<ExecutorEvidence, ParseFail
     })
 }
 
-fn parse_claim(
-    index: usize,
-    c: &serde_json::Map<String, Value>,
-) -> Result<Claim, ParseFailure> {
+fn parse_claim(index: usize, c: &serde_json::Map<String, Value>) -> Result<Claim, ParseFailure> {
     let cf = Fields::new(c, "claims[]");
     let claim_id = match c.get("claim_id") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
@@ -220,12 +217,18 @@ mod tests {
     #[test]
     fn parses_valid_output() {
         let e = parse_executor_evidence(VALID).unwrap();
-        assert_eq!(e.claims[0].evidence_bindings[0].source_invocation_id, Some(7));
+        assert_eq!(
+            e.claims[0].evidence_bindings[0].source_invocation_id,
+            Some(7)
+        );
     }
 
     #[test]
     fn empty_claims_is_legal() {
-        let e = parse_executor_evidence(r#"{"answer_version":"executor_evidence_v2","claims":[],"missing_info":["no data"]}"#).unwrap();
+        let e = parse_executor_evidence(
+            r#"{"answer_version":"executor_evidence_v2","claims":[],"missing_info":["no data"]}"#,
+        )
+        .unwrap();
         assert!(e.claims.is_empty());
     }
 

@@ -128,14 +128,26 @@ mod tests {
 
     #[test]
     fn normalisation_is_safe_by_default() {
-        assert_eq!(normalize_gatekeeper(Some(&result("pass", "none"))), Outcome::Pass);
+        assert_eq!(
+            normalize_gatekeeper(Some(&result("pass", "none"))),
+            Outcome::Pass
+        );
         assert_eq!(
             normalize_gatekeeper(Some(&result("fail", "low_confid"))),
             Outcome::LowConfid
         );
-        assert_eq!(normalize_gatekeeper(Some(&result("fail", "reject"))), Outcome::Reject);
-        assert_eq!(normalize_gatekeeper(Some(&result("maybe", "none"))), Outcome::Reject);
-        assert_eq!(normalize_gatekeeper(Some(&result("pass", "reject"))), Outcome::Reject);
+        assert_eq!(
+            normalize_gatekeeper(Some(&result("fail", "reject"))),
+            Outcome::Reject
+        );
+        assert_eq!(
+            normalize_gatekeeper(Some(&result("maybe", "none"))),
+            Outcome::Reject
+        );
+        assert_eq!(
+            normalize_gatekeeper(Some(&result("pass", "reject"))),
+            Outcome::Reject
+        );
         assert_eq!(normalize_gatekeeper(None), Outcome::Reject);
     }
 }
