@@ -118,7 +118,13 @@ fn session_continues_across_asks() {
     let session = v["session_id"].as_str().unwrap().to_string();
     let second = sb
         .cmd()
-        .args(["ask", "and payment-service?", "--session", &session, "--json"])
+        .args([
+            "ask",
+            "and payment-service?",
+            "--session",
+            &session,
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(second.status.success(), "{}", stderr(&second));

@@ -44,7 +44,9 @@ pub async fn run(
         request.session_id = session;
     }
     if let Some(pack) = config.pack.as_ref() {
-        request.pack.get_or_insert_with(|| pack.display().to_string());
+        request
+            .pack
+            .get_or_insert_with(|| pack.display().to_string());
     }
 
     // Ctrl-C cancels the run cleanly: it ends FAILED ("cancelled"), never

@@ -32,7 +32,9 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
             r.status,
             r.effective_verdict.as_deref().unwrap_or("-"),
             if r.degraded { "yes" } else { "no" },
-            r.duration_ms.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+            r.duration_ms
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "-".into()),
             sanitize_for_terminal(&one_line(&r.question, 70)),
         );
     }
@@ -56,7 +58,9 @@ pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode,
 pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
     match store.record_feedback(run_id, useful).await? {
-        Some(case_id) => println!("run {run_id}: marked useful; case {case_id} in the case library"),
+        Some(case_id) => {
+            println!("run {run_id}: marked useful; case {case_id} in the case library")
+        }
         None if useful => println!("run {run_id}: marked useful"),
         None => println!("run {run_id}: marked not useful"),
     }
@@ -125,7 +129,10 @@ fn print_trace(p: &Value) {
     let steps = p.get("steps").and_then(Value::as_array);
     println!("agent steps: {}", steps.map(Vec::len).unwrap_or(0));
     let invocations = p.get("toolInvocations").and_then(Value::as_array);
-    println!("tool invocations: {}", invocations.map(Vec::len).unwrap_or(0));
+    println!(
+        "tool invocations: {}",
+        invocations.map(Vec::len).unwrap_or(0)
+    );
     for inv in invocations.into_iter().flatten() {
         let details = field(inv, &["retrievalDetails", "retrieval_details"]);
         let status = details.and_then(|d| d.get("evidence_status"));

@@ -88,7 +88,10 @@ pub enum Command {
     /// Demo a scenario in step mode (pick one when none is given)
     Demo { scenario: Option<PathBuf> },
     /// Record feedback on a run; `useful` files it in the case library
-    Feedback { run_id: String, verdict: FeedbackVerdict },
+    Feedback {
+        run_id: String,
+        verdict: FeedbackVerdict,
+    },
     /// Print the effective configuration, secrets masked
     Config,
     /// Print the routing table as a Mermaid flowchart
@@ -182,7 +185,11 @@ fn parse_run_id(text: &str) -> Result<i64, CliError> {
         .parse::<i64>()
         .ok()
         .filter(|id| *id > 0)
-        .ok_or_else(|| CliError(format!("invalid run id {text:?}: expected a positive number")))
+        .ok_or_else(|| {
+            CliError(format!(
+                "invalid run id {text:?}: expected a positive number"
+            ))
+        })
 }
 
 async fn tui_launch(

@@ -98,17 +98,17 @@ impl Setup {
             tools.register(tool);
         }
         if config.metrics.backend == MetricsBackend::Prometheus {
-            tools.register(Arc::new(crate::tools::prometheus::PrometheusMetrics::new(
-                &config.metrics,
-            )?));
+            use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+            let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
+                CliError("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)".into())
+            })?;
+            tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
         }
 
         let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
         let model: Arc<dyn ChatModel> = match config.model.provider {
             Provider::Offline => fallthrough.clone(),
-            Provider::OpenAi => Arc::new(crate::model::openai::OpenAiModel::from_config(
-                &config.model,
-            )?),
+            Provider::OpenAi => Arc::new(crate::model::openai::OpenAiModel::from_config(config)?),
         };
         let prompts = match &config.prompts_dir {
             Some(dir) => Prompts::from_dir(dir)?,
