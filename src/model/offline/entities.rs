@@ -8,193 +8,10 @@
 //! tokens) or look like service names; alert names are CamelCase words that
 //! read like alerts. Nothing here knows the shipped pack.
 
+pub use super::symptoms::{SYMPTOMS, Symptom};
 use super::text::{contains_word, is_han};
 use regex::Regex;
 use std::sync::LazyLock;
-
-/// One kind of symptom the question may name, with how to look for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Symptom {
-    pub id: &'static str,
-    /// Lowercase English phrases, matched as whole words.
-    en: &'static [&'static str],
-    /// Chinese phrases, matched as substrings.
-    zh: &'static [&'static str],
-    /// Substrings to search log messages for (query_logs `keyword`).
-    pub log_keywords: &'static [&'static str],
-    /// Terms for the knowledge lookup.
-    pub knowledge: &'static str,
-}
-
-pub const SYMPTOMS: &[Symptom] = &[
-    Symptom {
-        id: "connection_pool",
-        en: &[
-            "connection pool",
-            "pool exhausted",
-            "hikari",
-            "hikaricp",
-            "hikaripool",
-            "db pool",
-            "pool exhaustion",
-        ],
-        zh: &["连接池"],
-        log_keywords: &["pool"],
-        knowledge: "connection pool exhausted",
-    },
-    Symptom {
-        id: "timeout",
-        en: &["timeout", "timeouts", "timed out", "time out", "time-out"],
-        zh: &["超时"],
-        log_keywords: &["timeout", "timed out"],
-        knowledge: "timeout",
-    },
-    Symptom {
-        id: "oom",
-        en: &[
-            "oom",
-            "oomkilled",
-            "out of memory",
-            "outofmemory",
-            "outofmemoryerror",
-            "memory leak",
-        ],
-        zh: &["内存溢出", "内存不足", "内存泄漏", "oom"],
-        log_keywords: &["outofmemory", "out of memory"],
-        knowledge: "out of memory",
-    },
-    Symptom {
-        id: "memory",
-        en: &["memory", "heap"],
-        zh: &["内存"],
-        log_keywords: &["memory"],
-        knowledge: "memory usage",
-    },
-    Symptom {
-        id: "http_5xx",
-        en: &[
-            "5xx",
-            "500",
-            "502",
-            "503",
-            "504",
-            "internal server error",
-            "bad gateway",
-            "service unavailable",
-            "gateway timeout",
-        ],
-        zh: &["5xx"],
-        log_keywords: &[],
-        knowledge: "5xx error rate",
-    },
-    Symptom {
-        id: "cpu",
-        en: &["cpu", "throttling", "throttled"],
-        zh: &["cpu"],
-        log_keywords: &["cpu"],
-        knowledge: "high cpu usage",
-    },
-    Symptom {
-        id: "latency",
-        en: &[
-            "slow",
-            "slowness",
-            "latency",
-            "latencies",
-            "response time",
-            "p99",
-            "p95",
-            "sluggish",
-        ],
-        zh: &["慢", "延迟", "卡顿", "响应时间", "耗时"],
-        log_keywords: &["slow"],
-        knowledge: "high latency slow response",
-    },
-    Symptom {
-        id: "gc",
-        en: &["gc", "garbage collection", "gc pause"],
-        zh: &["垃圾回收", "gc"],
-        log_keywords: &["gc"],
-        knowledge: "garbage collection pause",
-    },
-    Symptom {
-        id: "disk",
-        en: &[
-            "disk",
-            "no space",
-            "filesystem",
-            "file system",
-            "inode",
-            "inodes",
-        ],
-        zh: &["磁盘", "空间不足"],
-        log_keywords: &["disk", "no space"],
-        knowledge: "disk space filling up",
-    },
-    Symptom {
-        id: "restart",
-        en: &[
-            "restart",
-            "restarts",
-            "restarting",
-            "crash",
-            "crashes",
-            "crashing",
-            "crashloop",
-            "crashloopbackoff",
-            "crashlooping",
-        ],
-        zh: &["重启", "崩溃"],
-        log_keywords: &["restart", "crash"],
-        knowledge: "crash looping restart",
-    },
-    Symptom {
-        id: "connection",
-        en: &[
-            "connection refused",
-            "connection reset",
-            "connection error",
-            "connection errors",
-            "cannot connect",
-            "can't connect",
-            "unreachable",
-            "network",
-        ],
-        zh: &["连接失败", "连接拒绝", "连接异常", "网络"],
-        log_keywords: &["connection"],
-        knowledge: "connection refused network",
-    },
-    Symptom {
-        id: "deadlock",
-        en: &["deadlock", "deadlocks", "lock wait"],
-        zh: &["死锁", "锁等待"],
-        log_keywords: &["deadlock"],
-        knowledge: "deadlock lock wait",
-    },
-    Symptom {
-        id: "down",
-        en: &["down", "unavailable", "outage", "not responding"],
-        zh: &["宕机", "不可用", "挂了"],
-        log_keywords: &[],
-        knowledge: "service down unavailable",
-    },
-    Symptom {
-        id: "errors",
-        en: &[
-            "error",
-            "errors",
-            "exception",
-            "exceptions",
-            "failing",
-            "failure",
-            "failures",
-            "failed",
-        ],
-        zh: &["错误", "异常", "报错", "失败"],
-        log_keywords: &[],
-        knowledge: "errors",
-    },
-];
 
 /// What the question names.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -372,13 +189,57 @@ pub fn is_camel(w: &str) -> bool {
 }
 
 /// Known services named in the question, then unknown service-like names.
+/// Common Chinese names of service roles, so "支付服务" can find a
+/// `payment-*` service. Generic vocabulary, not any pack's names.
+const ZH_SERVICE_WORDS: &[(&str, &str)] = &[
+    ("支付", "payment"),
+    ("订单", "order"),
+    ("下单", "order"),
+    ("库存", "inventory"),
+    ("用户", "user"),
+    ("网关", "gateway"),
+    ("通知", "notification"),
+    ("数据库", "database"),
+    ("缓存", "cache"),
+    ("搜索", "search"),
+    ("购物车", "cart"),
+    ("结算", "checkout"),
+    ("认证", "auth"),
+    ("鉴权", "auth"),
+    ("消息队列", "queue"),
+    ("商品", "product"),
+    ("目录", "catalog"),
+    ("物流", "shipping"),
+    ("账户", "account"),
+];
+
+/// A question word names a name part: equal, or the part plus a plural "s".
+fn word_matches(words: &[String], part: &str) -> bool {
+    words.iter().any(|w| {
+        w == part || (w.len() == part.len() + 1 && w.starts_with(part) && w.ends_with('s'))
+    })
+}
+
+fn name_parts(n: &str) -> Vec<&str> {
+    n.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
+        .collect()
+}
+
 fn find_services(lower: &str, known: &[String]) -> Vec<String> {
-    let question_words: Vec<&str> = lower
+    let mut question_words: Vec<String> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
+        .map(str::to_string)
         .collect();
+    for (zh, en) in ZH_SERVICE_WORDS {
+        if lower.contains(zh) {
+            question_words.push(en.to_string());
+        }
+    }
     // (position, name); a longer name at the same place wins.
     let mut found: Vec<(usize, String)> = Vec::new();
+    let mut partial: Vec<(usize, String)> = Vec::new();
     for name in known {
         let n = name.to_lowercase();
         if n.is_empty() {
@@ -398,20 +259,32 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
             .filter(|v| v.len() >= 2 && contains_word(lower, v))
             .filter_map(|v| lower.find(v.as_str()))
             .min();
+        let parts = name_parts(&n);
+        let position = |parts: &[&str]| {
+            parts
+                .iter()
+                .filter_map(|p| lower.find(p))
+                .min()
+                .unwrap_or(usize::MAX)
+        };
         let pos = exact.or_else(|| {
             // Fuzzy: every distinctive part of the name is a question word.
-            let parts: Vec<&str> = n
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
-                .collect();
-            if parts.is_empty() || !parts.iter().all(|p| question_words.contains(p)) {
-                return None;
-            }
-            parts.iter().filter_map(|p| lower.find(p)).min()
+            (!parts.is_empty() && parts.iter().all(|p| word_matches(&question_words, p)))
+                .then(|| position(&parts))
         });
         if let Some(p) = pos {
             found.push((p, name.clone()));
+        } else if parts
+            .iter()
+            .any(|p| p.len() >= 4 && word_matches(&question_words, p))
+        {
+            partial.push((position(&parts), name.clone()));
         }
+    }
+    // Some distinctive parts only ("datanode" for hdfs-datanode): accepted
+    // when nothing matched better and exactly one service fits.
+    if found.is_empty() && partial.len() == 1 {
+        found.append(&mut partial);
     }
     for m in SERVICE_LIKE.find_iter(lower) {
         let s = m.as_str();
@@ -604,6 +477,15 @@ mod tests {
         assert_eq!(e.alerts, vec!["HighCPUUsage".to_string()]);
         assert!(e.symptoms.iter().any(|s| s.id == "latency"));
         assert_eq!(e.window_minutes, Some(30));
+        let by_zh = extract("支付服务为什么这么慢", &known());
+        assert_eq!(by_zh.services, vec!["payment-service".to_string()]);
+        let partial = extract(
+            "why is the datanode slow?",
+            &["hdfs-datanode".to_string(), "hdfs-namenode".to_string()],
+        );
+        assert_eq!(partial.services, vec!["hdfs-datanode".to_string()]);
+        let plural = extract("why are payments failing?", &known());
+        assert_eq!(plural.services, vec!["payment-service".to_string()]);
         let zh = extract("最近1小时 order-service 连接池超时", &known());
         assert_eq!(zh.services, vec!["order-service".to_string()]);
         assert!(zh.symptoms.iter().any(|s| s.id == "connection_pool"));

@@ -22,6 +22,7 @@ mod evidence;
 pub mod executor;
 pub mod planner;
 mod runbook;
+mod symptoms;
 pub mod text;
 pub mod verifier;
 
