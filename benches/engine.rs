@@ -52,7 +52,7 @@ async fn runs_per_s(scenario: &Scenario, pack: &Arc<Pack>, budget: Duration) -> 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let pack = Arc::new(Pack::load(&root.join("fixtures/packs/shop")).expect("pack"));
-    let pass = Scenario::load(&root.join("fixtures/scenarios/pass.toml")).expect("scenario");
+    let pass = Scenario::load(&root.join("fixtures/scenarios/01_pass.toml")).expect("scenario");
     let retry = Scenario::load(&root.join("fixtures/scenarios/23_evidence_retry_pass.toml"))
         .expect("scenario");
     let secs = std::env::var("DIAGRAPH_BENCH_SECS")
