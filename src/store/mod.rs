@@ -3,11 +3,35 @@
 //! `Recorder`, and serves the Run Trace projection, run lists, replay
 //! events, feedback and knowledge metadata.
 //!
-//! OWNER: store helper. The signatures below are the shared interface.
+//! One code path serves both backends (see [`db`]): the SQL is shared, and
+//! only insert-or-ignore and generated ids are dialect-specific. Migrations
+//! run at connect, after a check that the database is not newer than this
+//! binary; then RUNNING runs of dead processes are marked FAILED.
+//!
+//! Writes of a run are few and batched: journal events are buffered per run
+//! and written in the same transaction as the next step, invocation or
+//! finish (or by a background flush after [`journal::FLUSH_AFTER`]), because
+//! on MySQL every commit is a log flush and a run emits dozens of events.
 
-use crate::engine::EngineEvent;
+mod connect;
+pub(crate) mod db;
+mod feedback;
+mod journal;
+mod knowledge;
+mod migrate;
+mod owner;
+mod recorder;
+mod runs;
+mod trace;
+
+pub use feedback::{CaseDraft, CaseRecord, case_from_evaluation, fault_category};
+pub use knowledge::{DocumentInfo, chunk_count};
+pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
+
+use db::Db;
+use journal::Journal;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -41,29 +65,73 @@ pub struct RunSummary {
     pub created_at: String,
 }
 
+/// A connected, migrated store. Cheap to clone; clones share the pool and
+/// the per-run journal buffers.
+#[derive(Clone)]
 pub struct Store {
-    url: String,
+    db: Db,
+    display: String,
+    owner: ProcessOwner,
+    journal: Arc<Journal>,
 }
 
 impl Store {
+    /// Connects (`sqlite:PATH`, `sqlite::memory:` or `mysql://...`),
+    /// migrates, and marks RUNNING runs of dead processes FAILED.
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
-        Err(StoreError::BadUrl(url.into()))
+        Store::connect_as(url, ProcessOwner::current()).await
     }
 
+    /// [`Store::connect`] with an explicit owner identity for the runs this
+    /// store starts. Tests use it to stand in for another (dead) process.
+    #[doc(hidden)]
+    pub async fn connect_as(url: &str, owner: ProcessOwner) -> Result<Store, StoreError> {
+        let connected = connect::open(url).await?;
+        let store = Store {
+            db: connected.db,
+            display: connected.display,
+            owner,
+            journal: Arc::new(Journal::default()),
+        };
+        if let Err(e) = migrate::run(&store.db, &store.display).await {
+            store.db.close().await;
+            return Err(e);
+        }
+        owner::sweep_interrupted(&store.db, &store.owner).await?;
+        journal::spawn_flusher(&store);
+        Ok(store)
+    }
+
+    /// The SQLite file in the user's data directory
+    /// (`$XDG_DATA_HOME/diagraph/diagraph.db`), created when missing.
+    pub async fn open_default() -> Result<Store, StoreError> {
+        let path = connect::default_sqlite_path()?;
+        Store::connect(&connect::sqlite_url(&path)).await
+    }
+
+    /// The URL without its password, e.g. `mysql://root@127.0.0.1:3306/diagraph`.
     pub fn describe(&self) -> String {
-        self.url.clone()
+        self.display.clone()
     }
 
-    pub async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
-        let _ = limit;
-        Ok(vec![])
+    /// Whether this store is backed by MySQL/MariaDB.
+    pub fn is_mysql(&self) -> bool {
+        matches!(self.db, Db::MySql(_))
     }
 
-    pub async fn run_trace(&self, run_id: i64) -> Result<Value, StoreError> {
-        Err(StoreError::UnknownRun(run_id))
+    /// The schema version this binary migrates to.
+    pub fn schema_version(&self) -> i64 {
+        migrate::supported_version(&self.db)
     }
 
-    pub async fn load_events(&self, run_id: i64) -> Result<Vec<EngineEvent>, StoreError> {
-        Err(StoreError::UnknownRun(run_id))
+    /// Writes every buffered journal event, then closes the pool.
+    pub async fn close(&self) {
+        let _ = self.flush_all().await;
+        self.db.close().await;
+    }
+
+    /// Writes every buffered journal event now.
+    pub async fn flush_all(&self) -> Result<(), StoreError> {
+        journal::flush_all(self).await
     }
 }

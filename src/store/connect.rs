@@ -1,0 +1,248 @@
+//! Turning a database URL into a pool, and sqlx errors into one-line
+//! [`StoreError`]s / [`RecordError`]s.
+//!
+//! A MySQL URL is probed with one direct connection under a hard timeout
+//! before the pool is built: the pool itself retries a refused connection
+//! until its acquire timeout and then reports only "timed out", which
+//! would hide whether the server is down or the password is wrong.
+
+use super::StoreError;
+use super::db::Db;
+use crate::engine::recorder::RecordError;
+use sqlx::ConnectOptions;
+use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How long a first connection may take before the server counts as unreachable.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a query waits for a pooled connection (also bounds reconnects
+/// during an outage, so a write fails instead of hanging).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Enough for 32 concurrent runs plus readers; MySQL servers default to
+/// 151 connections, shared with everyone else.
+const MYSQL_MAX_CONNECTIONS: u32 = 40;
+
+pub(crate) struct Connected {
+    pub db: Db,
+    /// The URL without its password.
+    pub display: String,
+}
+
+pub(crate) async fn open(url: &str) -> Result<Connected, StoreError> {
+    let url = url.trim();
+    if let Some(rest) = url.strip_prefix("sqlite:") {
+        open_sqlite(rest).await
+    } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+        open_mysql(url).await
+    } else {
+        Err(StoreError::BadUrl(format!(
+            "{} (expected sqlite:PATH, sqlite::memory: or mysql://USER@HOST/DB)",
+            mask_password(url)
+        )))
+    }
+}
+
+async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
+    let base = SqliteConnectOptions::new()
+        .journal_mode(SqliteJournalMode::Wal)
+        // NORMAL in WAL mode is durable across application crashes and only
+        // risks the last transactions on power loss: the usual trade.
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(5))
+        .foreign_keys(true);
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    let (options, display) = if path == ":memory:" || path.is_empty() {
+        (base.in_memory(true), "sqlite::memory:".to_string())
+    } else {
+        let path = PathBuf::from(path.split('?').next().unwrap_or(path));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Unreachable(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let display = format!("sqlite:{}", path.display());
+        (base.filename(&path).create_if_missing(true), display)
+    };
+    // One connection: SQLite has one writer anyway, and queueing in the pool
+    // is cheaper than busy-waiting on the file lock. It is also what keeps an
+    // in-memory database alive and shared.
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| classify(&e, &display))?;
+    Ok(Connected {
+        db: Db::Sqlite(pool),
+        display,
+    })
+}
+
+async fn open_mysql(url: &str) -> Result<Connected, StoreError> {
+    let normalized = match url.strip_prefix("mariadb://") {
+        Some(rest) => format!("mysql://{rest}"),
+        None => url.to_string(),
+    };
+    let options = MySqlConnectOptions::from_str(&normalized)
+        .map_err(|e| StoreError::BadUrl(format!("{}: {}", mask_password(url), one_line(&e))))?
+        .charset("utf8mb4");
+    let display = describe_mysql(&options);
+    match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
+        Err(_) => {
+            return Err(StoreError::Unreachable(format!(
+                "{display}: no answer within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            )));
+        }
+        Ok(Err(e)) => return Err(classify(&e, &display)),
+        Ok(Ok(conn)) => {
+            let _ = sqlx::Connection::close(conn).await;
+        }
+    }
+    let pool = MySqlPoolOptions::new()
+        .max_connections(MYSQL_MAX_CONNECTIONS)
+        .min_connections(0)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .idle_timeout(Duration::from_secs(60))
+        .connect_lazy_with(options);
+    Ok(Connected {
+        db: Db::MySql(pool),
+        display,
+    })
+}
+
+fn describe_mysql(o: &MySqlConnectOptions) -> String {
+    let db = o.get_database().unwrap_or("");
+    format!(
+        "mysql://{}@{}:{}/{}",
+        o.get_username(),
+        o.get_host(),
+        o.get_port(),
+        db
+    )
+}
+
+/// `scheme://user:secret@host` -> `scheme://user:***@host`, for messages
+/// about URLs that did not even parse.
+pub(crate) fn mask_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let auth_start = scheme_end + 3;
+    let rest = &url[auth_start..];
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..auth_end].rfind('@') else {
+        return url.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &url[..auth_start],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
+    }
+}
+
+pub(crate) fn one_line(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let mut out: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if out.len() > 300 {
+        let mut cut = 300;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("...");
+    }
+    out
+}
+
+fn mysql_number(e: &sqlx::Error) -> Option<u16> {
+    match e {
+        sqlx::Error::Database(db) => db
+            .try_downcast_ref::<MySqlDatabaseError>()
+            .map(|m| m.number()),
+        _ => None,
+    }
+}
+
+/// Whether the error means "the database is not there right now" (worth
+/// retrying) rather than "the database refused this statement".
+pub(crate) fn is_connection_error(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            // 1053 server shutdown, 1205 lock wait timeout, 1213 deadlock,
+            // 1927 connection killed, 2006/2013 server gone / connection
+            // lost, 4031 idle client disconnected.
+            if let Some(n) = mysql_number(e) {
+                return matches!(n, 1053 | 1205 | 1213 | 1927 | 2006 | 2013 | 4031);
+            }
+            // SQLite: 5 BUSY, 6 LOCKED (primary result code of the extended code).
+            db.code()
+                .and_then(|c| c.parse::<i64>().ok())
+                .is_some_and(|c| matches!(c & 0xff, 5 | 6))
+        }
+        _ => false,
+    }
+}
+
+/// Errors while connecting and migrating.
+pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
+    if let Some(n) = mysql_number(e) {
+        // 1044 no access to the database, 1045 bad user or password,
+        // 1698 socket-auth user over TCP.
+        if matches!(n, 1044 | 1045 | 1698) {
+            return StoreError::Auth(format!("{target}: {}", one_line(e)));
+        }
+    }
+    if is_connection_error(e) {
+        return StoreError::Unreachable(format!("{target}: {}", one_line(e)));
+    }
+    if let sqlx::Error::Configuration(_) = e {
+        return StoreError::BadUrl(format!("{target}: {}", one_line(e)));
+    }
+    StoreError::Query(format!("{target}: {}", one_line(e)))
+}
+
+/// Errors of queries after the store is up.
+pub(crate) fn query_error(e: sqlx::Error) -> StoreError {
+    if is_connection_error(&e) {
+        StoreError::Unreachable(one_line(&e))
+    } else {
+        StoreError::Query(one_line(&e))
+    }
+}
+
+pub(crate) fn record_error(e: sqlx::Error) -> RecordError {
+    if is_connection_error(&e) {
+        RecordError::Unavailable(one_line(&e))
+    } else {
+        RecordError::Rejected(one_line(&e))
+    }
+}
+
+/// `$XDG_DATA_HOME/diagraph/diagraph.db` (or the platform's equivalent).
+pub(crate) fn default_sqlite_path() -> Result<PathBuf, StoreError> {
+    use etcetera::BaseStrategy;
+    let strategy = etcetera::choose_base_strategy()
+        .map_err(|e| StoreError::Unreachable(format!("no data directory: {e}")))?;
+    Ok(strategy.data_dir().join("diagraph").join("diagraph.db"))
+}
+
+pub(crate) fn sqlite_url(path: &Path) -> String {
+    format!("sqlite:{}", path.display())
+}

@@ -1,0 +1,532 @@
+//! The store test body shared by `store_sqlite.rs` and `store_mysql.rs`:
+//! every check takes a connected store (or its URL), so the same
+//! assertions run on both backends.
+
+#![allow(dead_code)]
+
+pub mod synthetic;
+
+use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::engine::recorder::{AgentStep, RunFinish, RunStart};
+use diagraph::engine::{NodeId, Recorder};
+use diagraph::knowledge::{DomainInfo, KnowledgeDoc, KnowledgeIndex};
+use diagraph::store::{ProcessOwner, Store, StoreError};
+use diagraph::tools::pack::{Pack, PackManifest};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use synthetic::pass_run;
+
+/// The Run Trace projection of one run: exactly its rows, the trace under
+/// `run` only, and what the engine produced (route, counts, verdicts,
+/// gatekeeper result).
+pub async fn trace_projection(store: &Store) {
+    let other = pass_run(store, None, "why is order-service slow?", "order-service").await;
+    let run = pass_run(
+        store,
+        None,
+        "why is payment-service slow?",
+        "payment-service",
+    )
+    .await;
+    let trace = store.run_trace(run.handle.run_id).await.unwrap();
+    let top: HashSet<&str> = trace
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(top, HashSet::from(["run", "steps", "toolInvocations"]));
+    let r = &trace["run"];
+    assert_eq!(r["runId"], json!(run.handle.run_id));
+    assert_eq!(r["status"], "SUCCESS");
+    assert_eq!(r["agentFlow"], "CHAT");
+    assert_eq!(r["effectiveVerdict"], "PASS");
+    assert_eq!(r["degraded"], false);
+    assert_eq!(r["stepCount"], json!(run.step_ids.len()));
+    assert_eq!(r["toolCallCount"], json!(1));
+    assert_eq!(r["orchestrationTrace"]["version"], "stategraph-v1");
+    assert_eq!(
+        r["orchestrationTrace"]["termination_reason"],
+        "composer_completed"
+    );
+    assert_eq!(
+        r["route"],
+        json!([
+            "planner",
+            "executor",
+            "gatekeeper",
+            "verified_input",
+            "verifier",
+            "composer"
+        ])
+    );
+    assert_eq!(r["verdicts"]["effectiveVerdict"], "PASS");
+    assert_eq!(r["verdicts"]["groundednessScore"], json!(0.875));
+    assert_eq!(r["gatekeeperResult"]["status"], "pass");
+    assert_eq!(
+        r["gatekeeperResult"]["checked_bindings"][0]["source_invocation_id"],
+        json!(run.invocation_ids[0])
+    );
+    // orchestrationTrace lives under run only.
+    let text = trace.to_string();
+    assert_eq!(text.matches("\"orchestrationTrace\"").count(), 1);
+    // Exactly this run's rows, in order.
+    let steps = trace["steps"].as_array().unwrap();
+    let step_ids: Vec<i64> = steps.iter().map(|s| s["id"].as_i64().unwrap()).collect();
+    assert_eq!(step_ids, run.step_ids);
+    assert!(steps.iter().all(|s| s["runId"] == json!(run.handle.run_id)));
+    assert_eq!(steps[0]["agentName"], "planner");
+    let invs = trace["toolInvocations"].as_array().unwrap();
+    assert_eq!(invs.len(), 1);
+    assert_eq!(invs[0]["id"], json!(run.invocation_ids[0]));
+    assert_eq!(invs[0]["runId"], json!(run.handle.run_id));
+    assert_eq!(invs[0]["retrievalDetails"]["evidence_status"], "supported");
+    assert_eq!(
+        invs[0]["retrievalDetails"]["evidence_refs"][0]["raw_path"],
+        "$.logs[0]"
+    );
+    assert_eq!(invs[0]["inputParams"]["service"], "payment-service");
+    assert!(
+        !text.contains("order-service"),
+        "another run's rows leaked in"
+    );
+    assert_ne!(other.invocation_ids[0], run.invocation_ids[0]);
+}
+
+/// Replaying a stored run yields exactly the events the live run emitted.
+pub async fn replay_equals_live(store: &Store) {
+    let run = pass_run(store, None, "why is checkout failing?", "checkout").await;
+    let replay = store.load_events(run.handle.run_id).await.unwrap();
+    assert_eq!(replay, run.events);
+    let seqs: Vec<u32> = replay.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=replay.len() as u32).collect::<Vec<_>>());
+    assert!(replay.last().unwrap().is_terminal());
+}
+
+/// Runs list newest first with status, verdict, degraded, duration, question.
+pub async fn runs_list(store: &Store) {
+    let a = pass_run(store, None, "first question", "svc-a").await;
+    let b = pass_run(store, None, "second question", "svc-b").await;
+    let runs = store.list_runs(10).await.unwrap();
+    assert_eq!(runs[0].run_id, b.handle.run_id);
+    assert_eq!(runs[1].run_id, a.handle.run_id);
+    assert_eq!(runs[0].status, "SUCCESS");
+    assert_eq!(runs[0].effective_verdict.as_deref(), Some("PASS"));
+    assert!(!runs[0].degraded);
+    assert_eq!(runs[0].duration_ms, Some(42));
+    assert_eq!(runs[0].question, "second question");
+    assert!(runs[0].created_at.starts_with("20"));
+    assert_eq!(store.list_runs(1).await.unwrap().len(), 1);
+}
+
+/// A session's history feeds the next run; runs of one session stay apart.
+pub async fn session_history_and_isolation(store: &Store) {
+    let first = pass_run(
+        store,
+        Some("incident-42"),
+        "why is payment slow?",
+        "payment-service",
+    )
+    .await;
+    let second = pass_run(
+        store,
+        Some("incident-42"),
+        "and the orders?",
+        "order-service",
+    )
+    .await;
+    pass_run(store, Some("incident-43"), "unrelated", "search").await;
+    let history = store.session_history("incident-42", 5).await.unwrap();
+    let questions: Vec<&str> = history.iter().map(|h| h.question.as_str()).collect();
+    assert_eq!(questions, ["why is payment slow?", "and the orders?"]);
+    assert_eq!(history[0].run_id, first.handle.run_id);
+    assert_eq!(
+        store.session_history("incident-42", 1).await.unwrap()[0].run_id,
+        second.handle.run_id
+    );
+    assert!(
+        store
+            .session_history("no-such-session", 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Same session, separate runs: each trace holds only its own invocations.
+    let t1 = store.run_trace(first.handle.run_id).await.unwrap();
+    let t2 = store.run_trace(second.handle.run_id).await.unwrap();
+    assert_eq!(t1["run"]["sessionId"], "incident-42");
+    assert_eq!(t2["run"]["sessionId"], "incident-42");
+    let ids = |t: &Value| -> Vec<i64> {
+        t["toolInvocations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(ids(&t1), first.invocation_ids);
+    assert_eq!(ids(&t2), second.invocation_ids);
+    // The foreign id handed to a run is never one of its own.
+    let foreign = store
+        .foreign_invocation_id(second.handle.run_id)
+        .await
+        .unwrap();
+    assert!(!second.invocation_ids.contains(&foreign));
+    let owner_of_foreign = [&first, &second]
+        .iter()
+        .any(|r| r.invocation_ids.contains(&foreign));
+    assert!(owner_of_foreign || foreign > 0);
+}
+
+/// The foreign id exists even on an empty database, and is not this run's.
+pub async fn foreign_invocation_on_empty_store(store: &Store) {
+    let handle = store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "q".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    let foreign = store.foreign_invocation_id(handle.run_id).await.unwrap();
+    assert!(foreign > 0);
+    // The placeholder owner never shows up as a run.
+    let runs = store.list_runs(10).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].run_id, handle.run_id);
+    assert_eq!(
+        store.foreign_invocation_id(handle.run_id).await.unwrap(),
+        foreign
+    );
+}
+
+/// Re-recording the same (run_id, seq) returns the same id and adds no row.
+pub async fn rerecording_is_idempotent(store: &Store) {
+    let handle = store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "retry me".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    let step = AgentStep {
+        id: 0,
+        run_id: handle.run_id,
+        seq: 2,
+        step_index: 1,
+        agent_name: "planner".into(),
+        attempt: 1,
+        model_input: "in".into(),
+        model_output: "out".into(),
+        thought: String::new(),
+        has_tool_call: false,
+        duration_ms: 1,
+        token_count: 1,
+        error: None,
+    };
+    let a = store.record_step(&step).await.unwrap();
+    let b = store.record_step(&step).await.unwrap();
+    assert_eq!(a, b);
+    // A different step under a used seq is refused, not merged.
+    let mut clash = step.clone();
+    clash.agent_name = "executor".into();
+    assert!(store.record_step(&clash).await.is_err());
+    let event = EngineEvent {
+        run_id: handle.run_id,
+        seq: 1,
+        at_ms: 0,
+        kind: EventKind::NodeEntered {
+            node: NodeId::Planner,
+            attempt: 1,
+            via: None,
+        },
+    };
+    store.record_event(&event).await.unwrap();
+    store.record_event(&event).await.unwrap();
+    store.flush_all().await.unwrap();
+    store.record_event(&event).await.unwrap();
+    let events = store.load_events(handle.run_id).await.unwrap();
+    assert_eq!(events, vec![event]);
+    let trace = store.run_trace(handle.run_id).await.unwrap();
+    assert_eq!(trace["steps"].as_array().unwrap().len(), 1);
+    assert_eq!(trace["run"]["status"], "RUNNING");
+}
+
+/// A failed run ends FAILED with its reason and its partial trace.
+pub async fn failed_run_keeps_partial_trace(store: &Store) {
+    let handle = store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "doomed".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    let entered = EngineEvent {
+        run_id: handle.run_id,
+        seq: 1,
+        at_ms: 0,
+        kind: EventKind::NodeEntered {
+            node: NodeId::Planner,
+            attempt: 1,
+            via: Some("start".into()),
+        },
+    };
+    store.record_event(&entered).await.unwrap();
+    store
+        .finish_run(&RunFinish {
+            run_id: handle.run_id,
+            status: RunStatus::Failed,
+            answer: String::new(),
+            degraded: false,
+            effective_verdict: None,
+            duration_ms: 5,
+            token_count: 0,
+            step_count: 0,
+            tool_call_count: 0,
+            self_evaluation: Value::Null,
+            orchestration_trace: json!({"version": "stategraph-v1", "transitions": [], "final_node": null,
+                "termination_reason": null, "degraded": false, "evidence_retry_count": 0}),
+            failure_reason: Some("store unavailable: connection refused".into()),
+        })
+        .await
+        .unwrap();
+    let trace = store.run_trace(handle.run_id).await.unwrap();
+    assert_eq!(trace["run"]["status"], "FAILED");
+    assert_eq!(
+        trace["run"]["failureReason"],
+        "store unavailable: connection refused"
+    );
+    assert_eq!(
+        store.load_events(handle.run_id).await.unwrap(),
+        vec![entered]
+    );
+    // Finishing a run that does not exist is refused.
+    let mut ghost = RunFinish {
+        run_id: handle.run_id + 10_000,
+        status: RunStatus::Failed,
+        answer: String::new(),
+        degraded: false,
+        effective_verdict: None,
+        duration_ms: 0,
+        token_count: 0,
+        step_count: 0,
+        tool_call_count: 0,
+        self_evaluation: Value::Null,
+        orchestration_trace: Value::Null,
+        failure_reason: None,
+    };
+    assert!(store.finish_run(&ghost).await.is_err());
+    ghost.run_id = handle.run_id;
+    ghost.status = RunStatus::Running;
+    assert!(store.finish_run(&ghost).await.is_err());
+}
+
+/// Useful feedback makes one case from verified claims and actions.
+pub async fn feedback_creates_case(store: &Store) {
+    let run = pass_run(
+        store,
+        None,
+        "why is payment-service timing out?",
+        "payment-service",
+    )
+    .await;
+    let case_id = store
+        .record_feedback(run.handle.run_id, true)
+        .await
+        .unwrap()
+        .unwrap();
+    let again = store
+        .record_feedback(run.handle.run_id, true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        case_id, again,
+        "a second 'useful' must not create a second case"
+    );
+    let case = store.case(&case_id).await.unwrap().unwrap();
+    assert_eq!(case.run_id, run.handle.run_id);
+    assert_eq!(case.diagnosis_id, run.handle.session_id);
+    assert_eq!(case.source_type, "AUTO");
+    assert_eq!(case.fault_category, "DATABASE");
+    assert_eq!(case.title, "why is payment-service timing out?");
+    assert!(
+        case.root_cause
+            .contains("payment-service database connection pool is exhausted")
+    );
+    assert!(
+        case.root_cause.contains("HikariPool-1"),
+        "evidence text expected: {}",
+        case.root_cause
+    );
+    assert!(
+        !case
+            .root_cause
+            .contains("The payment-service connection pool is exhausted."),
+        "raw answer leaked"
+    );
+    assert!(case.solution.contains("Raise the Hikari pool size"));
+    let trace = store.run_trace(run.handle.run_id).await.unwrap();
+    assert_eq!(trace["run"]["feedback"], "useful");
+    assert_eq!(
+        store
+            .record_feedback(run.handle.run_id, false)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(store.case(&case_id).await.unwrap().is_none());
+    match store.record_feedback(987_654_321, true).await {
+        Err(StoreError::UnknownRun(987_654_321)) => {}
+        other => panic!("expected UnknownRun, got {other:?}"),
+    }
+}
+
+fn doc(source: &str, domain: &str, body: &str) -> KnowledgeDoc {
+    KnowledgeDoc {
+        source: source.into(),
+        title: source.into(),
+        domain: domain.into(),
+        when_to_retrieve: format!("when {domain} misbehaves"),
+        hash: format!("sha-{source}"),
+        body: body.into(),
+    }
+}
+
+fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
+    Pack {
+        dir: "/packs/shop".into(),
+        manifest: PackManifest {
+            name: "shop".into(),
+            description: String::new(),
+            services: vec![],
+            now: None,
+        },
+        alerts: vec![],
+        logs: vec![],
+        documents: docs,
+        domains,
+        index: KnowledgeIndex::build(vec![]).unwrap(),
+        skills: vec![],
+        warnings: vec![],
+    }
+}
+
+fn domain(name: &str, count: usize) -> DomainInfo {
+    DomainInfo {
+        domain: name.into(),
+        description: format!("{name} runbooks"),
+        when_to_retrieve: format!("when {name} misbehaves"),
+        document_count: count,
+    }
+}
+
+/// Pack sync records documents and domains, and re-syncs in place.
+pub async fn knowledge_metadata(store: &Store) {
+    let p = pack(
+        vec![
+            doc(
+                "database/pool.md",
+                "database",
+                "# Pool\nintro\n## Exhausted\ntext\n```\n# not a heading\n```\n",
+            ),
+            doc("network/dns.md", "network", "# DNS\n"),
+        ],
+        vec![domain("database", 1), domain("network", 1)],
+    );
+    store.sync_knowledge(&p).await.unwrap();
+    store.sync_knowledge(&p).await.unwrap();
+    let domains = store.knowledge_domains().await.unwrap();
+    assert_eq!(domains, vec![domain("database", 1), domain("network", 1)]);
+    let docs = store.knowledge_documents("shop").await.unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0].file_name, "database/pool.md");
+    assert_eq!(docs[0].file_hash, "sha-database/pool.md");
+    assert_eq!(docs[0].chunk_count, 2);
+    assert_eq!(docs[0].status, "INDEXED");
+    assert_eq!(docs[0].domain, "database");
+    // A document removed from the pack goes; a changed one is updated.
+    let mut changed = doc("database/pool.md", "database", "# Pool\n");
+    changed.hash = "sha-new".into();
+    let p2 = pack(
+        vec![changed],
+        vec![domain("database", 1), domain("network", 0)],
+    );
+    store.sync_knowledge(&p2).await.unwrap();
+    let docs = store.knowledge_documents("shop").await.unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].file_hash, "sha-new");
+    assert_eq!(docs[0].chunk_count, 1);
+    assert_eq!(
+        store.knowledge_domains().await.unwrap()[1].document_count,
+        0
+    );
+}
+
+/// Unknown run ids are a clear error everywhere.
+pub async fn unknown_run(store: &Store) {
+    for result in [
+        store.run_trace(424_242).await.map(|_| ()),
+        store.load_events(424_242).await.map(|_| ()),
+    ] {
+        match result {
+            Err(e @ StoreError::UnknownRun(424_242)) => {
+                assert_eq!(e.to_string(), "unknown run 424242")
+            }
+            other => panic!("expected UnknownRun, got {other:?}"),
+        }
+    }
+}
+
+/// RUNNING runs of a dead process are marked FAILED at the next connect;
+/// runs of this live process are left alone.
+pub async fn stale_runs_swept(url: &str) {
+    let dead = ProcessOwner {
+        pid: 4_194_303,
+        host: ProcessOwner::current().host,
+        start: "1".into(),
+    };
+    let ghost_store = Store::connect_as(url, dead).await.unwrap();
+    let ghost = ghost_store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "left running by a crash".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    let live_store = Store::connect(url).await.unwrap();
+    let live = live_store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "still running here".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    // A second store of the same process must not sweep the live run.
+    let again = Store::connect(url).await.unwrap();
+    let t = again.run_trace(ghost.run_id).await.unwrap();
+    assert_eq!(t["run"]["status"], "FAILED");
+    assert!(
+        t["run"]["failureReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted")
+    );
+    let t = again.run_trace(live.run_id).await.unwrap();
+    assert_eq!(t["run"]["status"], "RUNNING");
+    assert_eq!(again.running_count().await.unwrap(), 1);
+}
