@@ -11,14 +11,12 @@ use super::tokenizer::{MixedTokenizer, tokenize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexWriter, Searcher, TantivyDocument, Term};
 
-/// Breadcrumbs name what a section is about; a hit there counts more.
-const BREADCRUMB_BOOST: f32 = 1.5;
 /// Writer memory budget; tantivy's floor is 15 MB per thread.
 const WRITER_BUDGET: usize = 64 * 1024 * 1024;
 
@@ -124,14 +122,14 @@ impl KnowledgeIndex {
                     IndexRecordOption::WithFreqs,
                 )),
             ));
+            // A breadcrumb hit scores on its own short field, which already
+            // weighs it above a body hit. No BoostQuery: tantivy only uses
+            // block-WAND pruning when every clause is a plain term query.
             should.push((
                 Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(f.breadcrumb, t),
-                        IndexRecordOption::WithFreqs,
-                    )),
-                    BREADCRUMB_BOOST,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.breadcrumb, t),
+                    IndexRecordOption::WithFreqs,
                 )),
             ));
         }

@@ -137,6 +137,13 @@ fn tokens_with_offsets(text: &str) -> Vec<Token> {
             }
             for (a, b) in parts {
                 push(&mut out, text, end_of(a), end_of(b));
+                // `30000ms` should also be found by `30000`.
+                let runs = digit_letter_runs(chars.get(a..b).unwrap_or(&[]));
+                if runs.len() > 1 {
+                    for (x, y) in runs {
+                        push(&mut out, text, end_of(a + x), end_of(a + y));
+                    }
+                }
             }
             i = j;
         } else {
@@ -144,6 +151,23 @@ fn tokens_with_offsets(text: &str) -> Vec<Token> {
         }
     }
     out
+}
+
+/// Index ranges of the digit and non-digit runs of a word.
+fn digit_letter_runs(word: &[(usize, char)]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for k in 1..=word.len() {
+        let boundary = match (word.get(k - 1), word.get(k)) {
+            (Some((_, p)), Some((_, c))) => p.is_ascii_digit() != c.is_ascii_digit(),
+            _ => true,
+        };
+        if boundary {
+            runs.push((start, k));
+            start = k;
+        }
+    }
+    runs
 }
 
 fn push(out: &mut Vec<Token>, text: &str, from: usize, to: usize) {
@@ -171,8 +195,17 @@ mod tests {
     fn latin_compounds_keep_whole_and_parts() {
         assert_eq!(
             tokenize("HikariPool-1 returned 5xx."),
-            vec!["hikaripool-1", "hikaripool", "1", "returned", "5xx"]
+            vec![
+                "hikaripool-1",
+                "hikaripool",
+                "1",
+                "returned",
+                "5xx",
+                "5",
+                "xx"
+            ]
         );
+        assert_eq!(tokenize("30000ms"), vec!["30000ms", "30000", "ms"]);
     }
 
     #[test]
