@@ -90,11 +90,20 @@ impl RunCtx<'_> {
                 } else {
                     r.content.clone().unwrap_or_default()
                 };
-                let thought = if has_calls {
+                let mut thought = if has_calls {
                     r.content.clone().unwrap_or_default()
                 } else {
                     String::new()
                 };
+                // Provider notes (e.g. a reported 429 back-off) belong in the
+                // audit trail of the step that incurred them.
+                for note in &r.notes {
+                    if !thought.is_empty() {
+                        thought.push('\n');
+                    }
+                    thought.push_str("[provider] ");
+                    thought.push_str(note);
+                }
                 (
                     output,
                     thought,
