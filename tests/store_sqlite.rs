@@ -38,6 +38,7 @@ suite_tests!(
     failed_run_keeps_partial_trace,
     feedback_creates_case,
     knowledge_metadata,
+    knowledge_from_shipped_pack,
     unknown_run,
 );
 
