@@ -1,4 +1,505 @@
 //! Configuration: `$XDG_CONFIG_HOME/diagraph/config.toml`, overridden by
 //! environment variables, overridden by flags (DESIGN section 8).
 //!
-//! OWNER: providers helper.
+//! Layers apply in a fixed order: defaults < file < env < flags. The file is
+//! strict (unknown keys are errors naming the file and line) because a typo
+//! in a production config should not silently fall back to a default.
+//!
+//! Secrets are never part of [`Config`]: the file names the environment
+//! variable that holds the API key (`api_key_env`) and the key is read at
+//! the moment it is used ([`Config::api_key`]). So neither `Debug`,
+//! `Serialize` nor [`Config::render_masked`] can leak it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const DEFAULT_API_KEY_ENV: &str = "DIAGRAPH_OPENAI_API_KEY";
+/// Read when `api_key_env` is the default and that variable is unset.
+pub const FALLBACK_API_KEY_ENV: &str = "OPENAI_API_KEY";
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+pub const DEFAULT_PROMQL_TEMPLATE: &str = r#"{__name__=~"up|.*cpu.*", service="{service}"}"#;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    #[default]
+    Offline,
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Offline => "offline",
+            Provider::OpenAi => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Provider> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "offline" => Some(Provider::Offline),
+            "openai" => Some(Provider::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricsBackend {
+    #[default]
+    Pack,
+    Prometheus,
+}
+
+impl MetricsBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricsBackend::Pack => "pack",
+            MetricsBackend::Prometheus => "prometheus",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    pub provider: Provider,
+    /// Chat-completions base, e.g. `https://api.openai.com/v1`; the provider
+    /// appends `/chat/completions`.
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the key; empty = keyless
+    /// (local Ollama or vLLM).
+    pub api_key_env: String,
+    pub timeout_secs: u64,
+    pub max_tokens: Option<u32>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            provider: Provider::Offline,
+            base_url: DEFAULT_BASE_URL.into(),
+            model: DEFAULT_MODEL.into(),
+            api_key_env: DEFAULT_API_KEY_ENV.into(),
+            timeout_secs: 60,
+            max_tokens: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    pub backend: MetricsBackend,
+    pub prometheus_url: Option<String>,
+    /// PromQL for a service's instant values; `{service}` is replaced by the
+    /// escaped service name.
+    pub promql_template: String,
+    /// The alert label that names the service.
+    pub service_label: String,
+    pub timeout_secs: u64,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            backend: MetricsBackend::Pack,
+            prometheus_url: None,
+            promql_template: DEFAULT_PROMQL_TEMPLATE.into(),
+            service_label: "service".into(),
+            timeout_secs: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub metrics: MetricsConfig,
+    pub database_url: Option<String>,
+    pub pack: Option<PathBuf>,
+    pub prompts_dir: Option<PathBuf>,
+    pub theme: String,
+    /// Key binding overrides for the TUI (action -> key).
+    pub keys: BTreeMap<String, String>,
+    /// The config file that was read, if any (not a setting).
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: ModelConfig::default(),
+            metrics: MetricsConfig::default(),
+            database_url: None,
+            pack: None,
+            prompts_dir: None,
+            theme: "dark".into(),
+            keys: BTreeMap::new(),
+            file: None,
+        }
+    }
+}
+
+/// Command-line overrides; `None` leaves the lower layers alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigFlags {
+    pub config_file: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub pack: Option<PathBuf>,
+    /// `offline` | `openai`.
+    pub model: Option<String>,
+    pub prompts_dir: Option<PathBuf>,
+    pub theme: Option<String>,
+    pub prometheus_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
+    /// Invalid TOML or an unknown/mistyped key; `message` carries the line.
+    #[error("config file {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("{source_name}: {message}")]
+    BadValue {
+        source_name: String,
+        message: String,
+    },
+}
+
+/// The file layer: every field optional so that only what is written
+/// overrides the defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    model: Option<ModelConfig>,
+    metrics: Option<MetricsConfig>,
+    database_url: Option<String>,
+    pack: Option<PathBuf>,
+    prompts_dir: Option<PathBuf>,
+    theme: Option<String>,
+    keys: Option<BTreeMap<String, String>>,
+}
+
+impl Config {
+    /// The effective configuration from the real environment and the
+    /// default config path.
+    pub fn load(flags: &ConfigFlags) -> Result<Config, ConfigError> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Config::load_with(flags, &env, default_path(&env).as_deref())
+    }
+
+    /// [`Config::load`] with the environment and default path injected.
+    pub fn load_with(
+        flags: &ConfigFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+        default_path: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        let file = match (&flags.config_file, default_path) {
+            (Some(explicit), _) => Some(read_file(explicit)?),
+            (None, Some(p)) if p.is_file() => Some(read_file(p)?),
+            _ => None,
+        };
+        if let Some((path, file)) = file {
+            config.apply_file(file, &path);
+            config.file = Some(path);
+        }
+        config.apply_env(env)?;
+        config.apply_flags(flags)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn apply_file(&mut self, file: FileConfig, path: &Path) {
+        // Relative paths in a file mean "next to the file", not the cwd of
+        // whoever runs diagraph.
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
+        if let Some(m) = file.model {
+            self.model = m;
+        }
+        if let Some(m) = file.metrics {
+            self.metrics = m;
+        }
+        if file.database_url.is_some() {
+            self.database_url = file.database_url;
+        }
+        if let Some(p) = file.pack {
+            self.pack = Some(resolve(p));
+        }
+        if let Some(p) = file.prompts_dir {
+            self.prompts_dir = Some(resolve(p));
+        }
+        if let Some(t) = file.theme {
+            self.theme = t;
+        }
+        if let Some(k) = file.keys {
+            self.keys = k;
+        }
+    }
+
+    fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(v) = env("DIAGRAPH_DATABASE_URL") {
+            self.database_url = Some(v);
+        }
+        if let Some(v) = env("DIAGRAPH_PACK") {
+            self.pack = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("DIAGRAPH_MODEL") {
+            self.model.provider = parse_provider(&v, "DIAGRAPH_MODEL")?;
+        }
+        if let Some(v) = env("DIAGRAPH_OPENAI_BASE_URL") {
+            self.model.base_url = v;
+        }
+        if let Some(v) = env("DIAGRAPH_OPENAI_MODEL") {
+            self.model.model = v;
+        }
+        if let Some(v) = env("DIAGRAPH_PROMETHEUS_URL") {
+            self.metrics.backend = MetricsBackend::Prometheus;
+            self.metrics.prometheus_url = Some(v);
+        }
+        Ok(())
+    }
+
+    fn apply_flags(&mut self, flags: &ConfigFlags) -> Result<(), ConfigError> {
+        if let Some(v) = &flags.database_url {
+            self.database_url = Some(v.clone());
+        }
+        if let Some(v) = &flags.pack {
+            self.pack = Some(v.clone());
+        }
+        if let Some(v) = &flags.model {
+            self.model.provider = parse_provider(v, "--model")?;
+        }
+        if let Some(v) = &flags.prompts_dir {
+            self.prompts_dir = Some(v.clone());
+        }
+        if let Some(v) = &flags.theme {
+            self.theme = v.clone();
+        }
+        if let Some(v) = &flags.prometheus_url {
+            self.metrics.backend = MetricsBackend::Prometheus;
+            self.metrics.prometheus_url = Some(v.clone());
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |name: &str, message: String| ConfigError::BadValue {
+            source_name: name.into(),
+            message,
+        };
+        if self.model.timeout_secs == 0 {
+            return Err(bad("model.timeout_secs", "must be at least 1".into()));
+        }
+        if self.metrics.timeout_secs == 0 {
+            return Err(bad("metrics.timeout_secs", "must be at least 1".into()));
+        }
+        if self.metrics.backend == MetricsBackend::Prometheus
+            && self
+                .metrics
+                .prometheus_url
+                .as_deref()
+                .is_none_or(str::is_empty)
+        {
+            return Err(bad(
+                "metrics.prometheus_url",
+                "the prometheus backend needs a URL (set DIAGRAPH_PROMETHEUS_URL or --prometheus-url)"
+                    .into(),
+            ));
+        }
+        if self.model.provider == Provider::OpenAi && !is_http_url(&self.model.base_url) {
+            return Err(bad(
+                "model.base_url",
+                format!("{:?} is not an http(s) URL", mask_url(&self.model.base_url)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The API key, read from the environment now (never stored).
+    pub fn api_key(&self) -> Option<String> {
+        self.api_key_with(&|k| std::env::var(k).ok())
+    }
+
+    pub fn api_key_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        self.api_key_source(env)
+            .and_then(|name| env(&name))
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// Which variable the key comes from, if one is set.
+    fn api_key_source(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        let name = self.model.api_key_env.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let set = |n: &str| env(n).is_some_and(|v| !v.trim().is_empty());
+        if set(name) {
+            return Some(name.to_string());
+        }
+        if name == DEFAULT_API_KEY_ENV && set(FALLBACK_API_KEY_ENV) {
+            return Some(FALLBACK_API_KEY_ENV.to_string());
+        }
+        None
+    }
+
+    pub fn model_timeout(&self) -> Duration {
+        Duration::from_secs(self.model.timeout_secs)
+    }
+
+    pub fn metrics_timeout(&self) -> Duration {
+        Duration::from_secs(self.metrics.timeout_secs)
+    }
+
+    /// The effective configuration as TOML, for `diagraph config`.
+    pub fn render_masked(&self) -> String {
+        self.render_masked_with(&|k| std::env::var(k).ok())
+    }
+
+    pub fn render_masked_with(&self, env: &dyn Fn(&str) -> Option<String>) -> String {
+        render(self, self.api_key_source(env))
+    }
+}
+
+fn parse_provider(v: &str, source_name: &str) -> Result<Provider, ConfigError> {
+    Provider::parse(v).ok_or_else(|| ConfigError::BadValue {
+        source_name: source_name.into(),
+        message: format!("{:?} is not a model provider (offline | openai)", v.trim()),
+    })
+}
+
+fn read_file(path: &Path) -> Result<(PathBuf, FileConfig), ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: toml_error_message(&text, &e),
+    })?;
+    Ok((path.to_path_buf(), file))
+}
+
+/// One line: "line N: message" (toml's own Display spans several lines).
+fn toml_error_message(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let line = text
+                .get(..span.start)
+                .map(|s| s.matches('\n').count() + 1)
+                .unwrap_or(1);
+            format!("line {line}: {msg}")
+        }
+        None => msg,
+    }
+}
+
+/// `$XDG_CONFIG_HOME/diagraph/config.toml`, else `~/.config/diagraph/config.toml`.
+pub fn default_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(x) = env("XDG_CONFIG_HOME").filter(|x| Path::new(x).is_absolute()) {
+        return Some(PathBuf::from(x).join("diagraph").join("config.toml"));
+    }
+    env("HOME").map(|h| PathBuf::from(h).join(".config/diagraph/config.toml"))
+}
+
+pub(crate) fn is_http_url(s: &str) -> bool {
+    let s = s.trim();
+    (s.starts_with("http://") || s.starts_with("https://")) && s.len() > "https://".len()
+}
+
+/// Hides the password part of `scheme://user:password@host/...`.
+pub fn mask_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest_start = scheme_end + 3;
+    let rest = &url[rest_start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &authority[..at];
+    let user = userinfo.split(':').next().unwrap_or("");
+    format!("{}{}:***@{}", &url[..rest_start], user, &rest[at + 1..])
+}
+
+fn render(c: &Config, key_source: Option<String>) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let opt = |k: &str, v: Option<String>| match v {
+        Some(v) => format!("{k} = {}\n", q(&v)),
+        None => format!("# {k} = (not set)\n"),
+    };
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let mut out = String::new();
+    out.push_str(&match &c.file {
+        Some(f) => format!("# config file: {}\n", f.display()),
+        None => "# config file: none (defaults, environment and flags only)\n".into(),
+    });
+    out.push_str(&opt(
+        "database_url",
+        c.database_url.as_deref().map(mask_url),
+    ));
+    out.push_str(&opt("pack", path(&c.pack)));
+    out.push_str(&opt("prompts_dir", path(&c.prompts_dir)));
+    out.push_str(&format!("theme = {}\n", q(&c.theme)));
+
+    let m = &c.model;
+    out.push_str("\n[model]\n");
+    out.push_str(&format!("provider = {}\n", q(m.provider.as_str())));
+    out.push_str(&format!("base_url = {}\n", q(&mask_url(&m.base_url))));
+    out.push_str(&format!("model = {}\n", q(&m.model)));
+    out.push_str(&format!("api_key_env = {}\n", q(&m.api_key_env)));
+    let key = match key_source {
+        Some(var) => format!("*** (from {var})"),
+        None if m.api_key_env.trim().is_empty() => "not used (keyless endpoint)".into(),
+        None => format!("not set (export {})", m.api_key_env.trim()),
+    };
+    out.push_str(&format!("api_key = {}\n", q(&key)));
+    out.push_str(&format!("timeout_secs = {}\n", m.timeout_secs));
+    out.push_str(&match m.max_tokens {
+        Some(t) => format!("max_tokens = {t}\n"),
+        None => "# max_tokens = (not set)\n".into(),
+    });
+
+    let x = &c.metrics;
+    out.push_str("\n[metrics]\n");
+    out.push_str(&format!("backend = {}\n", q(x.backend.as_str())));
+    out.push_str(&opt(
+        "prometheus_url",
+        x.prometheus_url.as_deref().map(mask_url),
+    ));
+    out.push_str(&format!("promql_template = {}\n", q(&x.promql_template)));
+    out.push_str(&format!("service_label = {}\n", q(&x.service_label)));
+    out.push_str(&format!("timeout_secs = {}\n", x.timeout_secs));
+
+    if !c.keys.is_empty() {
+        out.push_str("\n[keys]\n");
+        for (k, v) in &c.keys {
+            out.push_str(&format!("{} = {}\n", toml_key(k), q(v)));
+        }
+    }
+    out
+}
+
+fn toml_key(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        toml::Value::String(k.to_string()).to_string()
+    }
+}

@@ -4,6 +4,7 @@
 //! knowledge`. Nothing outside `tui` (and the binary) knows it has a
 //! terminal.
 
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod knowledge;

@@ -890,3 +890,122 @@ fn only_verified_material_flows_to_the_verifier_retry_and_composer() {
     );
     assert!(!answer.contains("UNBACKED"), "{answer}");
 }
+
+/// Invocations made by the shipped pack's real tools, so the excerpt rules
+/// are exercised against the ref texts the product actually produces.
+async fn pack_invocations() -> Vec<ToolInvocation> {
+    use diagraph::tools::pack::{Pack, pack_tools};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
+    let tools = pack_tools(std::sync::Arc::new(Pack::load(&dir).unwrap()));
+    let calls = [
+        ("query_metrics", json!({})),
+        (
+            "query_logs",
+            json!({"service": "order-service", "limit": 20}),
+        ),
+        (
+            "lookup_knowledge",
+            json!({"query": "connection pool exhaustion", "limit": 3}),
+        ),
+        (
+            "lookup_knowledge",
+            json!({"query": "容器反复重启", "limit": 3}),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (n, (name, args)) in calls.into_iter().enumerate() {
+        let tool = tools.iter().find(|t| t.spec().name == name).unwrap();
+        let args: serde_json::Map<String, Value> = serde_json::from_value(args).unwrap();
+        let res = tool.call(&args).await.unwrap();
+        let refs: Vec<(&str, &str)> = vec![];
+        let mut i = inv(500 + n as i64, 7, name, res.evidence_status, &refs);
+        i.retrieval_details.evidence_refs = res.evidence_refs;
+        out.push(i);
+    }
+    out
+}
+
+/// `text` with its first number (outside timestamps) bumped by one.
+fn bump_a_number(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    for (w, word) in words.iter().enumerate().skip(1) {
+        let Some(start) = word.find(|c: char| c.is_ascii_digit()) else {
+            continue;
+        };
+        let digits: String = word[start..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse::<u64>() {
+            let mut bumped = words.clone();
+            let new = format!(
+                "{}{}{}",
+                &word[..start],
+                n + 1,
+                &word[start + digits.len()..]
+            );
+            bumped[w] = &new;
+            return Some(bumped.join(" "));
+        }
+    }
+    None
+}
+
+#[tokio::test]
+async fn real_pack_refs_accept_paraphrases_and_reject_doctored_excerpts() {
+    let invs = pack_invocations().await;
+    let rules = GatekeeperRules::shipped();
+    let mut checked = 0;
+    let mut doctored_count = 0;
+    for inv in &invs {
+        assert!(
+            !inv.retrieval_details.evidence_refs.is_empty(),
+            "{}",
+            inv.tool_name
+        );
+        for r in &inv.retrieval_details.evidence_refs {
+            let words: Vec<&str> = r.text.split_whitespace().collect();
+            // A paraphrase: a run of words, re-punctuated and upper-cased.
+            let run: Vec<&str> = words.iter().skip(1).take(8).copied().collect();
+            let paraphrase = run.join(", ").to_uppercase();
+            let verdict = |excerpt: &str| {
+                let out = executor(vec![claim(
+                    "observation",
+                    "x",
+                    vec![binding(
+                        &inv.tool_name,
+                        json!(inv.id),
+                        json!(r.raw_path),
+                        excerpt,
+                    )],
+                )]);
+                check(&out, &invs, &rules).severity
+            };
+            assert_eq!(
+                verdict(&paraphrase),
+                "none",
+                "{paraphrase:?} vs {:?}",
+                r.text
+            );
+            if let Some(doctored) = bump_a_number(&run.join(" ")) {
+                assert_eq!(verdict(&doctored), "reject", "{doctored:?} vs {:?}", r.text);
+                doctored_count += 1;
+            }
+            for (from, to) in [
+                ("state=firing", "state=resolved"),
+                ("state=resolved", "state=firing"),
+            ] {
+                if r.text.contains(from) {
+                    let flipped = r.text.replace(from, to);
+                    assert_eq!(verdict(&flipped), "reject", "{flipped:?}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} refs exercised");
+    assert!(
+        doctored_count >= 5,
+        "only {doctored_count} numbers doctored"
+    );
+}

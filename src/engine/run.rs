@@ -1,12 +1,262 @@
-//! The engine loop.
+//! The engine loop: run lifecycle, the bounded node loop, step gate and
+//! cancellation, and the unhandled-failure path with best-effort
+//! persistence (DESIGN section 2).
 //!
-//! OWNER: engine helper.
+//! Attempt numbers are per node entry: 1 when a node is entered from
+//! another node, +1 for each technical retry of the same node. So the
+//! second-round Planner after an evidence retry starts again at attempt 1,
+//! matching its reset `planner_retry_count`.
 
-use super::{Engine, EngineError, RunOutcome, RunRequest};
+mod agent;
+mod emit;
+mod finish;
+mod glue;
+
+pub(crate) use agent::{NodeResult, classify, format_reminder, invalid, truncate};
+pub(crate) use emit::Emitter;
+pub(crate) use glue::build_composer_input;
+
+use super::events::EventKind;
+use super::graph::{self, NodeId, Outcome};
+use super::recorder::{RecordError, RunStart};
+use super::state::{RunState, VerdictSnapshot};
+use super::trace::NodeEvent;
+use super::{Engine, EngineError, FaultInjection, RunOutcome, RunRequest, StepCommand, StepGate};
+use crate::tools::ToolInvoker;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Why a run stopped without an answer.
+#[derive(Debug)]
+pub(crate) enum Unhandled {
+    Record(RecordError),
+    Cancelled,
+    RecursionLimit,
+    Internal(String),
+}
+
+impl Unhandled {
+    pub fn reason(&self) -> String {
+        match self {
+            Unhandled::Record(e) => format!("store error: {e}"),
+            Unhandled::Cancelled => "cancelled".into(),
+            Unhandled::RecursionLimit => format!(
+                "recursion limit of {} node executions reached",
+                graph::RECURSION_LIMIT
+            ),
+            Unhandled::Internal(m) => format!("internal error: {m}"),
+        }
+    }
+}
+
+impl From<RecordError> for Unhandled {
+    fn from(e: RecordError) -> Self {
+        Unhandled::Record(e)
+    }
+}
+
+/// Everything one run needs while it executes.
+pub(crate) struct RunCtx<'a> {
+    pub engine: &'a Engine,
+    pub state: RunState,
+    pub emitter: Emitter,
+    pub invoker: ToolInvoker,
+    pub faults: FaultInjection,
+    pub model_name: String,
+    pub started: Instant,
+    verdicts: VerdictSnapshot,
+}
+
+impl RunCtx<'_> {
+    pub async fn emit(&mut self, kind: EventKind) -> Result<(), Unhandled> {
+        self.emitter.emit(kind).await.map_err(Unhandled::Record)
+    }
+
+    async fn drive(
+        &mut self,
+        question: &str,
+        scenario: Option<String>,
+        mut gate: Option<StepGate>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Unhandled> {
+        self.emit(EventKind::RunStarted {
+            session_id: self.state.session_id.clone(),
+            question: question.to_string(),
+            lang: self.state.lang,
+            model: self.model_name.clone(),
+            scenario,
+        })
+        .await?;
+        self.state.history = self
+            .engine
+            .recorder
+            .session_history(&self.state.session_id, self.engine.config.history_limit)
+            .await?
+            .into_iter()
+            // The run being executed is not history yet.
+            .filter(|t| t.run_id != self.state.run_id)
+            .collect();
+
+        let mut node = NodeId::Planner;
+        let mut via: Option<&'static str> = Some("start");
+        while node != NodeId::End {
+            if cancel.is_cancelled() {
+                return Err(Unhandled::Cancelled);
+            }
+            if self.state.recursion_limit_reached() {
+                return Err(Unhandled::RecursionLimit);
+            }
+            let attempt = self.state.attempt;
+            self.emit(EventKind::NodeEntered {
+                node,
+                attempt,
+                via: via.map(str::to_string),
+            })
+            .await?;
+            wait_at_gate(&mut gate, cancel).await?;
+            self.state.counters.node_executions += 1;
+
+            let result = self.execute(node, attempt).await?;
+            self.state.set_status(node, result.outcome);
+            let route = graph::route(node, result.outcome, &self.state.route_facts())
+                .map_err(|e| Unhandled::Internal(e.to_string()))?;
+            self.state.node_events.push(NodeEvent {
+                node,
+                outcome: result.outcome,
+                reason_code: route.reason_code.to_string(),
+                attempt,
+            });
+            self.emit(EventKind::NodeFinished {
+                node,
+                outcome: result.outcome,
+                reason_code: route.reason_code.to_string(),
+                attempt,
+                next: route.to,
+                detail: result.detail,
+            })
+            .await?;
+            self.state.apply(node, route);
+            self.emit_verdicts_if_changed().await?;
+            via = Some(route.reason_code);
+            node = route.to;
+        }
+        Ok(())
+    }
+
+    async fn execute(&mut self, node: NodeId, attempt: u32) -> Result<NodeResult, Unhandled> {
+        use super::nodes;
+        match node {
+            NodeId::Planner => nodes::planner::run(self, attempt).await,
+            NodeId::Executor => nodes::executor::run(self, attempt).await,
+            NodeId::Gatekeeper => glue::gatekeeper(self).await,
+            NodeId::VerifiedInput => glue::verified_input(self),
+            NodeId::Verifier => nodes::verifier::run(self, attempt).await,
+            NodeId::EvidenceRetry => glue::evidence_retry(self),
+            NodeId::Composer => nodes::composer::run(self, attempt).await,
+            NodeId::Fallback => Ok(glue::fallback(self)),
+            NodeId::Start | NodeId::End => Err(Unhandled::Internal(format!(
+                "{node} is not an executable node"
+            ))),
+        }
+    }
+
+    async fn emit_verdicts_if_changed(&mut self) -> Result<(), Unhandled> {
+        let now = self.state.verdict_snapshot();
+        if now == self.verdicts {
+            return Ok(());
+        }
+        self.verdicts = now;
+        self.emit(EventKind::VerdictUpdated {
+            model_verdict: now.model_verdict,
+            ceiling: now.ceiling,
+            effective_verdict: now.effective_verdict,
+            groundedness_score: now.groundedness_score,
+            evidence_retry_count: now.evidence_retry_count,
+        })
+        .await
+    }
+}
+
+/// Step mode: wait for Next (one node) or Continue (stop waiting). A
+/// dropped sender means continue; cancellation ends the wait.
+async fn wait_at_gate(
+    gate: &mut Option<StepGate>,
+    cancel: &CancellationToken,
+) -> Result<(), Unhandled> {
+    let Some(g) = gate else {
+        return Ok(());
+    };
+    tokio::select! {
+        cmd = g.commands.recv() => {
+            if cmd != Some(StepCommand::Next) {
+                *gate = None;
+            }
+            Ok(())
+        }
+        _ = cancel.cancelled() => Err(Unhandled::Cancelled),
+    }
+}
 
 impl Engine {
-    pub async fn run(&self, request: RunRequest) -> Result<RunOutcome, EngineError> {
-        let _ = request;
-        unimplemented!("engine loop is being built")
+    /// Runs one diagnosis to the end. Returns `Err` only when the run could
+    /// not be created, or when it failed and the store stayed unavailable
+    /// for the recovery timeout; a cancelled or otherwise failed run that
+    /// was persisted is `Ok` with status FAILED.
+    pub async fn run(&self, mut request: RunRequest) -> Result<RunOutcome, EngineError> {
+        let started = Instant::now();
+        let model_name = self.model.name();
+        let handle = self
+            .recorder
+            .start_run(&RunStart {
+                session_id: request.session_id.clone(),
+                question: request.question.clone(),
+                model: model_name.clone(),
+                pack: request.pack.clone(),
+                scenario: request.scenario.clone(),
+            })
+            .await
+            .map_err(EngineError::Start)?;
+        let state = RunState::new(handle.run_id, handle.session_id, request.question.clone());
+        let emitter = Emitter::new(
+            handle.run_id,
+            started,
+            request.events.take(),
+            self.recorder.clone(),
+            request.cancel.clone(),
+        );
+        let invoker = ToolInvoker::new(
+            self.tools.clone(),
+            self.config.tool_permissions.clone(),
+            self.recorder.clone(),
+            handle.run_id,
+        );
+        let mut ctx = RunCtx {
+            engine: self,
+            state,
+            emitter,
+            invoker,
+            faults: std::mem::take(&mut request.faults),
+            model_name,
+            started,
+            verdicts: VerdictSnapshot::default(),
+        };
+        let gate = request.step_gate.take();
+        let scenario = request.scenario.take();
+        let result = ctx
+            .drive(&request.question, scenario, gate, &request.cancel)
+            .await;
+        match result {
+            Ok(()) => ctx.finish_success().await,
+            Err(failure) => ctx.finish_failed(failure).await,
+        }
+    }
+}
+
+/// Outcome of an attempt that the router will see, for node code that has
+/// no detail to add.
+pub(crate) fn result(outcome: Outcome, detail: impl Into<String>) -> NodeResult {
+    NodeResult {
+        outcome,
+        detail: detail.into(),
     }
 }

@@ -1,5 +1,511 @@
-//! Per-run tool invocation: permissions, dedup, timing, recording.
+//! Per-run tool invocation: permissions, dedup, timing and recording.
 //!
-//! OWNER: engine helper.
+//! Every call the Executor model asks for becomes exactly one recorded
+//! [`ToolInvocation`], whatever happens: a refused or unknown tool is a
+//! *blocked* invocation, unparsable arguments or a tool error a *failed*
+//! one, and a query that already succeeded in this run a *deduped* one that
+//! points at the earlier id without calling the tool again (seed 003
+//! section 4.1: the second round must not repeat successful queries). The
+//! id is the recorder's, so a database id the Gatekeeper can check.
 
-pub struct ToolInvoker;
+use super::{
+    EvidenceRef, EvidenceStatus, InvocationId, RetrievalDetails, ToolError, ToolInvocation,
+    ToolRegistry,
+};
+use crate::engine::recorder::{RecordError, Recorder};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Bytes of a tool body kept as `output_preview`.
+pub const OUTPUT_PREVIEW_LIMIT: usize = 4 * 1024;
+/// A tool call that takes longer is a failed invocation.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub struct ToolInvoker {
+    registry: Arc<ToolRegistry>,
+    permitted: Vec<String>,
+    recorder: Arc<dyn Recorder>,
+    run_id: i64,
+    timeout: Duration,
+    /// Canonical `tool + args` of queries that succeeded, to their id.
+    succeeded: HashMap<String, InvocationId>,
+}
+
+/// A recorded invocation and the tool-result message content the model
+/// sees (format in notes/HELPERS.md).
+#[derive(Debug, Clone)]
+pub struct Invoked {
+    pub invocation: ToolInvocation,
+    pub message: String,
+}
+
+/// What the invoker decided before recording.
+struct Draft {
+    args_value: Value,
+    body: Option<Value>,
+    details: RetrievalDetails,
+    success: bool,
+    error: Option<String>,
+    dedup_reason: Option<String>,
+}
+
+impl ToolInvoker {
+    pub fn new(
+        registry: Arc<ToolRegistry>,
+        permitted: Vec<String>,
+        recorder: Arc<dyn Recorder>,
+        run_id: i64,
+    ) -> ToolInvoker {
+        ToolInvoker {
+            registry,
+            permitted,
+            recorder,
+            run_id,
+            timeout: DEFAULT_TOOL_TIMEOUT,
+            succeeded: HashMap::new(),
+        }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> ToolInvoker {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Runs (or refuses, or dedups) one tool call and records it. Only a
+    /// recorder failure is an error; everything the tool or the model did
+    /// wrong is a recorded, failed invocation.
+    pub async fn invoke(
+        &mut self,
+        name: &str,
+        raw_arguments: &str,
+        step_id: Option<i64>,
+        seq: u32,
+    ) -> Result<Invoked, RecordError> {
+        let started = Instant::now();
+        let parsed = parse_arguments(raw_arguments);
+        let args_value = match &parsed {
+            Ok(map) => Value::Object(map.clone()),
+            Err(_) => Value::String(truncate_text(raw_arguments, 512)),
+        };
+        let draft = match (self.registry.get(name), parsed) {
+            (None, _) => blocked(args_value, format!("tool '{}' does not exist", short(name))),
+            (Some(_), _) if !self.permitted.iter().any(|p| p == name) => blocked(
+                args_value,
+                format!("tool '{}' is not permitted", short(name)),
+            ),
+            (Some(_), Err(detail)) => {
+                failed(args_value, format!("invalid arguments JSON: {detail}"))
+            }
+            (Some(tool), Ok(map)) => {
+                let key = format!("{name}\u{0}{}", canonical_json(&Value::Object(map.clone())));
+                match self.succeeded.get(&key) {
+                    Some(&earlier) => deduped(args_value, earlier),
+                    None => {
+                        let tool = tool.clone();
+                        let out = tokio::time::timeout(self.timeout, tool.call(&map)).await;
+                        let draft = match out {
+                            Err(_) => failed(
+                                args_value,
+                                ToolError::Timeout(
+                                    u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+                                )
+                                .to_string(),
+                            ),
+                            Ok(Err(e)) => failed(args_value, e.to_string()),
+                            Ok(Ok(output)) => Draft {
+                                args_value,
+                                body: Some(output.body),
+                                details: RetrievalDetails {
+                                    evidence_status: output.evidence_status,
+                                    evidence_refs: output.evidence_refs,
+                                    deduped_from: None,
+                                    blocked: false,
+                                    retrieved_domains: output.retrieved_domains,
+                                },
+                                success: true,
+                                error: None,
+                                dedup_reason: None,
+                            },
+                        };
+                        return self
+                            .record(name, draft, step_id, seq, started, Some(key))
+                            .await;
+                    }
+                }
+            }
+        };
+        self.record(name, draft, step_id, seq, started, None).await
+    }
+
+    async fn record(
+        &mut self,
+        name: &str,
+        draft: Draft,
+        step_id: Option<i64>,
+        seq: u32,
+        started: Instant,
+        success_key: Option<String>,
+    ) -> Result<Invoked, RecordError> {
+        let body_text = draft
+            .body
+            .as_ref()
+            .map(|b| serde_json::to_string(b).unwrap_or_default())
+            .unwrap_or_default();
+        let is_truncated = body_text.len() > OUTPUT_PREVIEW_LIMIT;
+        let mut invocation = ToolInvocation {
+            id: 0,
+            run_id: self.run_id,
+            step_id,
+            seq,
+            tool_name: name.to_string(),
+            input_params: draft.args_value,
+            output_preview: if is_truncated {
+                truncate_text(&body_text, OUTPUT_PREVIEW_LIMIT)
+            } else {
+                body_text.clone()
+            },
+            output_length: body_text.len(),
+            is_truncated,
+            retrieval_details: draft.details,
+            dedup_reason: draft.dedup_reason,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            success: draft.success,
+            error_message: draft.error,
+        };
+        invocation.id = self.recorder.record_tool_invocation(&invocation).await?;
+        let counts_as_success = matches!(
+            invocation.retrieval_details.evidence_status,
+            EvidenceStatus::Supported | EvidenceStatus::NoEvidence
+        );
+        if let (Some(key), true) = (success_key, invocation.success && counts_as_success) {
+            self.succeeded.insert(key, invocation.id);
+        }
+        let message = result_message(&invocation, draft.body);
+        Ok(Invoked {
+            invocation,
+            message,
+        })
+    }
+}
+
+/// The tool result message content (notes/HELPERS.md).
+pub fn result_message(invocation: &ToolInvocation, body: Option<Value>) -> String {
+    let d = &invocation.retrieval_details;
+    let refs: Vec<Value> = d
+        .evidence_refs
+        .iter()
+        .map(|r: &EvidenceRef| json!({"raw_path": r.raw_path, "text": r.text}))
+        .collect();
+    json!({
+        "invocation_id": invocation.id,
+        "tool": invocation.tool_name,
+        "arguments": invocation.input_params,
+        "evidence_status": d.evidence_status.as_str(),
+        "evidence_refs": refs,
+        "deduped_from": d.deduped_from,
+        "blocked": d.blocked,
+        "error": invocation.error_message,
+        "result": body.unwrap_or(Value::Null),
+    })
+    .to_string()
+}
+
+fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+    if raw.trim().is_empty() {
+        // Providers send "" for a call without arguments.
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!("arguments must be an object, got {}", kind(&other))),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// JSON with object keys sorted at every level, so that the same query
+/// written with a different key order dedups.
+pub fn canonical_json(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        Value::String(k.clone()),
+                        canonical_json(map.get(k).unwrap_or(&Value::Null))
+                    )
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn short(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(64).collect()
+}
+
+fn empty_details(status: EvidenceStatus) -> RetrievalDetails {
+    RetrievalDetails {
+        evidence_status: status,
+        evidence_refs: vec![],
+        deduped_from: None,
+        blocked: false,
+        retrieved_domains: vec![],
+    }
+}
+
+fn blocked(args_value: Value, error: String) -> Draft {
+    let mut details = empty_details(EvidenceStatus::Failed);
+    details.blocked = true;
+    Draft {
+        args_value,
+        body: None,
+        details,
+        success: false,
+        error: Some(error),
+        dedup_reason: None,
+    }
+}
+
+fn failed(args_value: Value, error: String) -> Draft {
+    Draft {
+        args_value,
+        body: None,
+        details: empty_details(EvidenceStatus::Failed),
+        success: false,
+        error: Some(error),
+        dedup_reason: None,
+    }
+}
+
+fn deduped(args_value: Value, earlier: InvocationId) -> Draft {
+    let mut details = empty_details(EvidenceStatus::Deduped);
+    details.deduped_from = Some(earlier);
+    Draft {
+        args_value,
+        body: None,
+        details,
+        success: true,
+        error: None,
+        dedup_reason: Some(format!(
+            "the same query already succeeded in this run as invocation {earlier}; cite it"
+        )),
+    }
+}
+
+/// Truncates at a char boundary, marking the cut.
+pub fn truncate_text(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…[truncated {} bytes]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MemoryRecorder;
+    use crate::tools::{Tool, ToolOutput, ToolSpec};
+    use async_trait::async_trait;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Answers with a big body, counts its calls; `slow` never returns.
+    struct Fake {
+        name: &'static str,
+        calls: AtomicU32,
+        slow: bool,
+        fail: bool,
+    }
+
+    #[async_trait]
+    impl crate::tools::Tool for Fake {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: self.name.into(),
+                description: String::new(),
+                parameters: json!({}),
+            }
+        }
+        async fn call(&self, _args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            if self.slow {
+                std::future::pending::<()>().await;
+            }
+            if self.fail {
+                return Err(ToolError::Backend("disk on fire".into()));
+            }
+            Ok(ToolOutput {
+                body: json!({"logs": ["x".repeat(10_000)], "total": 1}),
+                evidence_status: EvidenceStatus::Supported,
+                evidence_refs: vec![EvidenceRef {
+                    raw_path: "$.logs[0]".into(),
+                    text: "line".into(),
+                }],
+                retrieved_domains: vec![],
+            })
+        }
+    }
+
+    fn fake(name: &'static str, slow: bool, fail: bool) -> Arc<Fake> {
+        Arc::new(Fake {
+            name,
+            calls: AtomicU32::new(0),
+            slow,
+            fail,
+        })
+    }
+
+    fn invoker(tools: Vec<Arc<Fake>>, permitted: &[&str]) -> (ToolInvoker, Arc<MemoryRecorder>) {
+        let mut reg = ToolRegistry::new();
+        for t in tools {
+            reg.register(t as Arc<dyn Tool>);
+        }
+        let rec = Arc::new(MemoryRecorder::new());
+        let inv = ToolInvoker::new(
+            Arc::new(reg),
+            permitted.iter().map(|s| s.to_string()).collect(),
+            rec.clone(),
+            7,
+        );
+        (inv, rec)
+    }
+
+    #[tokio::test]
+    async fn unknown_and_unpermitted_tools_are_blocked_and_recorded() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, rec) = invoker(vec![logs.clone()], &[]);
+        let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        let b = inv.invoke("rm_rf", "{}", None, 2).await.unwrap();
+        for (i, want) in [(&a, "is not permitted"), (&b, "does not exist")] {
+            assert!(i.invocation.retrieval_details.blocked);
+            assert!(!i.invocation.success);
+            assert_eq!(
+                i.invocation.retrieval_details.evidence_status,
+                EvidenceStatus::Failed
+            );
+            assert!(
+                i.invocation
+                    .error_message
+                    .as_deref()
+                    .unwrap()
+                    .contains(want)
+            );
+            let msg: Value = serde_json::from_str(&i.message).unwrap();
+            assert_eq!(msg["blocked"], true);
+            assert_eq!(msg["invocation_id"], i.invocation.id);
+        }
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 0);
+        assert_eq!(rec.snapshot().invocations.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn invalid_arguments_are_a_failed_invocation_the_model_sees() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, _) = invoker(vec![logs.clone()], &["query_logs"]);
+        for raw in ["{not json", "[1,2]"] {
+            let i = inv.invoke("query_logs", raw, None, 1).await.unwrap();
+            assert_eq!(
+                i.invocation.retrieval_details.evidence_status,
+                EvidenceStatus::Failed
+            );
+            assert!(!i.invocation.retrieval_details.blocked);
+            let msg: Value = serde_json::from_str(&i.message).unwrap();
+            assert!(
+                msg["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("invalid arguments JSON")
+            );
+        }
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn a_repeated_successful_query_is_deduped_whatever_the_key_order() {
+        let logs = fake("query_logs", false, false);
+        let (mut inv, _) = invoker(vec![logs.clone()], &["query_logs"]);
+        let first = inv
+            .invoke(
+                "query_logs",
+                r#"{"a": 1, "b": {"c": 2, "d": 3}}"#,
+                Some(4),
+                1,
+            )
+            .await
+            .unwrap();
+        let again = inv
+            .invoke(
+                "query_logs",
+                r#"{"b": {"d": 3, "c": 2}, "a": 1}"#,
+                Some(5),
+                2,
+            )
+            .await
+            .unwrap();
+        assert_eq!(logs.calls.load(Ordering::SeqCst), 1);
+        let d = &again.invocation.retrieval_details;
+        assert_eq!(d.evidence_status, EvidenceStatus::Deduped);
+        assert_eq!(d.deduped_from, Some(first.invocation.id));
+        assert!(d.evidence_refs.is_empty());
+        assert!(again.invocation.dedup_reason.is_some());
+        let msg: Value = serde_json::from_str(&again.message).unwrap();
+        assert_eq!(msg["result"], Value::Null);
+        assert_eq!(msg["deduped_from"], first.invocation.id);
+        // Truncated preview, full length kept.
+        assert!(first.invocation.is_truncated);
+        assert!(first.invocation.output_preview.len() < first.invocation.output_length);
+    }
+
+    #[tokio::test]
+    async fn failures_are_not_deduped_and_carry_the_error() {
+        let broken = fake("query_logs", false, true);
+        let (mut inv, _) = invoker(vec![broken.clone()], &["query_logs"]);
+        let a = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        let b = inv.invoke("query_logs", "{}", None, 2).await.unwrap();
+        assert_eq!(broken.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            a.invocation.error_message.as_deref(),
+            Some("backend error: disk on fire")
+        );
+        assert_eq!(
+            b.invocation.retrieval_details.evidence_status,
+            EvidenceStatus::Failed
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tool_that_hangs_times_out_as_a_failed_invocation() {
+        let slow = fake("query_logs", true, false);
+        let (inv, _) = invoker(vec![slow], &["query_logs"]);
+        let mut inv = inv.with_timeout(Duration::from_secs(1));
+        let i = inv.invoke("query_logs", "{}", None, 1).await.unwrap();
+        assert!(!i.invocation.success);
+        assert!(i.invocation.error_message.unwrap().contains("timed out"));
+    }
+}

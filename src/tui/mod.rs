@@ -1,3 +1,19 @@
 //! The full-screen workbench (DESIGN section 7).
 //!
-//! OWNER: TUI helper.
+//! Elm architecture: [`state::AppState`] is a fold over engine events and
+//! UI messages, [`update::update`] is the only place that changes it, and
+//! [`view::view`] draws it without side effects. [`runtime`] owns the
+//! terminal and the one `select!` loop that merges input, engine events and
+//! the frame deadline; live runs, replays and demos all feed it the same
+//! messages.
+
+pub mod fixtures;
+pub mod keymap;
+pub mod runtime;
+pub mod sanitize;
+pub mod state;
+pub mod theme;
+pub mod update;
+pub mod view;
+
+pub use runtime::{Launch, TuiContext, run};

@@ -1,3 +1,63 @@
-//! The composer node: an adapter around a `ChatModel`.
+//! The Composer node: renders only Verifier-allowed material
+//! ([`ComposerInput`], built once per stage so a technical retry re-sends
+//! it unchanged). Code, not the prompt, rejects an answer that turns a
+//! negative observation into "ruled out" (DESIGN section 3).
 //!
 //! OWNER: engine helper.
+
+use crate::engine::contracts::{Verdict, find_overstatement, parse_composer_output};
+use crate::engine::dto;
+use crate::engine::graph::Outcome;
+use crate::engine::nodes::fallback;
+use crate::engine::run::{NodeResult, RunCtx, Unhandled, build_composer_input, invalid};
+use crate::model::AgentRole;
+
+pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
+    let composer_input = match &ctx.state.composer_input {
+        Some(input) => input.clone(),
+        None => {
+            let input = build_composer_input(ctx);
+            ctx.state.composer_input = Some(input.clone());
+            input
+        }
+    };
+    let input = dto::to_input(&composer_input);
+    let mut messages = ctx.engine.prompts.render(AgentRole::Composer, &input);
+    if attempt > 1 {
+        messages.push(crate::engine::run::format_reminder("composer_output"));
+    }
+    let step_input = input.to_string();
+    let (call, _) = ctx
+        .call_model(
+            AgentRole::Composer,
+            attempt,
+            &input,
+            messages,
+            vec![],
+            &step_input,
+        )
+        .await?;
+    let output = match crate::engine::run::classify(call.response, parse_composer_output) {
+        Ok(output) => output,
+        Err(failure) => return Ok(failure),
+    };
+    let has_negative = composer_input.allowed_claims.iter().any(|c| c.is_negative);
+    if let Some(phrase) = find_overstatement(&output).filter(|_| has_negative) {
+        return Ok(invalid(&format!(
+            "over-statement {phrase:?} about a negative observation"
+        )));
+    }
+    let verdict = composer_input.verdict;
+    let answer = match fallback::verdict_banner(ctx.state.lang, verdict) {
+        Some(banner) if verdict != Verdict::Pass => {
+            format!("{banner}\n\n{}", output.user_facing_answer)
+        }
+        _ => output.user_facing_answer.clone(),
+    };
+    ctx.state.final_answer = Some(answer);
+    ctx.state.composer_output = Some(output);
+    Ok(NodeResult {
+        outcome: Outcome::Completed,
+        detail: format!("verdict {verdict}"),
+    })
+}

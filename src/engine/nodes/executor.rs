@@ -1,3 +1,177 @@
-//! The executor node: an adapter around a `ChatModel`.
+//! The Executor node: a bounded ReAct loop. The model asks for tools, the
+//! invoker runs (or refuses, or dedups) each call and the result goes back
+//! as a tool message carrying the invocation id, until the model answers
+//! with text. That text must be `executor_evidence_v2`.
+//!
+//! The status says whether the output contract was met, not whether the
+//! tools worked (seed 003 section 5.1.1): a valid output is COMPLETED even
+//! when every tool failed or found nothing. Without a valid output, a
+//! blocked tool call this round makes it TOOL_BLOCKED, a model error
+//! FAILED, anything else INVALID_OUTPUT. The Executor is never retried.
 //!
 //! OWNER: engine helper.
+
+use crate::engine::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
+use crate::engine::dto::{self, ExecutorInput, PlannerMode};
+use crate::engine::events::EventKind;
+use crate::engine::graph::Outcome;
+use crate::engine::run::{NodeResult, RunCtx, Unhandled, truncate};
+use crate::engine::state::ParseStatusRecord;
+use crate::model::{AgentRole, FinishReason, Message, ModelError};
+use serde_json::json;
+
+/// Sent once the tool budget is spent, with no tools offered.
+pub const FINAL_ANSWER_NOW: &str = "The tool budget for this round is spent. Do not call tools. \
+     Answer now with the final executor_evidence_v2 JSON object, binding claims only to the \
+     invocations you already have.";
+
+pub(crate) fn build_input(ctx: &RunCtx<'_>) -> ExecutorInput {
+    let s = &ctx.state;
+    let plan = s.planner_plan.clone().unwrap_or_default();
+    ExecutorInput {
+        question: s.question.clone(),
+        lang: s.lang,
+        selected_skill: plan.selected_skill.clone(),
+        planner_plan: plan,
+        history: s.history.clone(),
+        tool_permissions: ctx.engine.config.tool_permissions.clone(),
+        retry_context: match s.planner_mode {
+            PlannerMode::EvidenceGapOnly => s.retry_context.clone(),
+            PlannerMode::Normal => None,
+        },
+        max_tool_calls: ctx.engine.config.max_tool_calls,
+    }
+}
+
+/// How the loop ended.
+enum End {
+    Text(String, FinishReason),
+    ModelError(ModelError),
+}
+
+pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
+    let input = dto::to_input(&build_input(ctx));
+    let mut messages = ctx.engine.prompts.render(AgentRole::Executor, &input);
+    let specs = ctx
+        .engine
+        .tools
+        .specs_for(&ctx.engine.config.tool_permissions);
+    let max_calls = ctx.engine.config.max_tool_calls;
+    let max_turns = ctx.engine.config.max_executor_turns.max(1);
+    let mut calls = 0u32;
+    let mut turns = 0u32;
+    let mut blocked = 0usize;
+    let mut step_input = input.to_string();
+
+    let end = loop {
+        let forced = calls >= max_calls || turns >= max_turns;
+        if forced {
+            messages.push(Message::User {
+                content: FINAL_ANSWER_NOW.to_string(),
+            });
+        }
+        let tools = if forced { vec![] } else { specs.clone() };
+        turns += 1;
+        let (call, returned) = ctx
+            .call_model(
+                AgentRole::Executor,
+                attempt,
+                &input,
+                messages,
+                tools,
+                &step_input,
+            )
+            .await?;
+        messages = returned;
+        let response = match call.response {
+            Ok(r) => r,
+            Err(e) => break End::ModelError(e),
+        };
+        if response.tool_calls.is_empty() || forced {
+            break End::Text(response.content.unwrap_or_default(), response.finish_reason);
+        }
+        messages.push(Message::Assistant {
+            content: response.content.clone(),
+            tool_calls: response.tool_calls.clone(),
+        });
+        let mut results = Vec::with_capacity(response.tool_calls.len());
+        for tc in &response.tool_calls {
+            if calls >= max_calls {
+                // Every tool call needs an answer in the conversation.
+                messages.push(Message::Tool {
+                    tool_call_id: tc.id.clone(),
+                    content: json!({
+                        "invocation_id": null, "tool": tc.name, "evidence_status": "failed",
+                        "evidence_refs": [], "deduped_from": null, "blocked": false,
+                        "error": "tool call budget exhausted; not executed", "result": null,
+                    })
+                    .to_string(),
+                });
+                continue;
+            }
+            calls += 1;
+            let seq = ctx.state.counters.next_seq();
+            let invoked = ctx
+                .invoker
+                .invoke(&tc.name, &tc.arguments, Some(call.step_id), seq)
+                .await?;
+            if invoked.invocation.retrieval_details.blocked {
+                blocked += 1;
+            }
+            ctx.state.counters.tool_calls += 1;
+            ctx.state.invocations.push(invoked.invocation.clone());
+            ctx.emit(EventKind::ToolInvoked {
+                invocation: invoked.invocation,
+            })
+            .await?;
+            results.push(invoked.message.clone());
+            messages.push(Message::Tool {
+                tool_call_id: tc.id.clone(),
+                content: invoked.message,
+            });
+        }
+        // The next step row keeps what is new to the model: the results.
+        step_input = format!("[{}]", results.join(","));
+    };
+
+    let model_failed = matches!(end, End::ModelError(_));
+    let failure = match end {
+        End::Text(_, FinishReason::Length) => {
+            ParseFailure::malformed("output truncated at the token limit")
+        }
+        End::Text(text, _) => match parse_executor_evidence(&text) {
+            Ok(output) => {
+                let detail = format!("{} claim(s), {} tool call(s)", output.claims.len(), calls);
+                ctx.state.executor_parse_status = Some(ParseStatusRecord {
+                    status: ParseStatus::Valid,
+                    detail: "parsed executor evidence contract".into(),
+                });
+                ctx.state.executor_output = Some(output);
+                return Ok(NodeResult {
+                    outcome: Outcome::Completed,
+                    detail,
+                });
+            }
+            Err(f) => f,
+        },
+        End::ModelError(e) => ParseFailure::missing(format!("model error: {e}")),
+    };
+    let detail = truncate(&failure.detail, 300);
+    ctx.state.executor_parse_status = Some(ParseStatusRecord {
+        status: failure.status,
+        detail: detail.clone(),
+    });
+    ctx.state.executor_output = None;
+    let outcome = if blocked > 0 {
+        Outcome::ToolBlocked
+    } else if model_failed {
+        Outcome::Failed
+    } else {
+        Outcome::InvalidOutput
+    };
+    let detail = match outcome {
+        Outcome::ToolBlocked => format!("{blocked} blocked tool call(s); {detail}"),
+        _ => detail,
+    };
+    Ok(NodeResult { outcome, detail })
+}

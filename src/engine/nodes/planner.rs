@@ -1,3 +1,77 @@
-//! The planner node: an adapter around a `ChatModel`.
+//! The Planner node: projects the run state into [`PlannerInput`] (query,
+//! history, skill and domain catalog, retry view; never another agent's
+//! output), calls the model and parses `planner_plan`.
 //!
 //! OWNER: engine helper.
+
+use crate::engine::contracts::parse_planner_plan;
+use crate::engine::dto::{self, PlannerInput, PlannerMode, ToolBrief};
+use crate::engine::graph::Outcome;
+use crate::engine::nodes::evidence_retry;
+use crate::engine::run::{NodeResult, RunCtx, Unhandled};
+use crate::model::AgentRole;
+
+pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
+    let s = &ctx.state;
+    let catalog = &ctx.engine.catalog;
+    PlannerInput {
+        question: s.question.clone(),
+        lang: s.lang,
+        mode: s.planner_mode,
+        history: s.history.clone(),
+        available_knowledge_domains: catalog.domains.clone(),
+        skill_catalog: catalog.skills.clone(),
+        known_services: catalog.services.clone(),
+        available_tools: ctx
+            .engine
+            .tools
+            .specs_for(&ctx.engine.config.tool_permissions)
+            .into_iter()
+            .map(|t| ToolBrief {
+                name: t.name,
+                description: t.description,
+                parameters: t.parameters,
+            })
+            .collect(),
+        retry_context: match s.planner_mode {
+            PlannerMode::EvidenceGapOnly => {
+                s.retry_context.as_ref().map(evidence_retry::planner_view)
+            }
+            PlannerMode::Normal => None,
+        },
+    }
+}
+
+pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
+    // Rebuilt from unchanged state, so a technical retry sends the same input.
+    let input = dto::to_input(&build_input(ctx));
+    let mut messages = ctx.engine.prompts.render(AgentRole::Planner, &input);
+    if attempt > 1 {
+        messages.push(crate::engine::run::format_reminder("planner_plan"));
+    }
+    let step_input = input.to_string();
+    let (call, _) = ctx
+        .call_model(
+            AgentRole::Planner,
+            attempt,
+            &input,
+            messages,
+            vec![],
+            &step_input,
+        )
+        .await?;
+    match crate::engine::run::classify(call.response, parse_planner_plan) {
+        Ok(plan) => {
+            let detail = match &plan.selected_skill {
+                Some(skill) => format!("skill {skill}, {} step(s)", plan.plan.len()),
+                None => format!("no skill, {} step(s)", plan.plan.len()),
+            };
+            ctx.state.planner_plan = Some(plan);
+            Ok(NodeResult {
+                outcome: Outcome::Completed,
+                detail,
+            })
+        }
+        Err(failure) => Ok(failure),
+    }
+}

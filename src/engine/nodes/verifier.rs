@@ -1,3 +1,83 @@
-//! The verifier node: an adapter around a `ChatModel`.
+//! The Verifier node: sees only the verified projection (query, verified
+//! executor output, verified evidence, a Gatekeeper summary; seed 003
+//! section 7.4), parses `verifier_output` and stores the model verdict
+//! next to the effective verdict `min(model, ceiling)`. A failure touches
+//! only `verifier_status`, never a verdict.
 //!
 //! OWNER: engine helper.
+
+use crate::engine::contracts::{Verdict, parse_verifier_output};
+use crate::engine::dto::{self, GatekeeperSummary, VerifierInput};
+use crate::engine::graph::Outcome;
+use crate::engine::nodes::evidence_retry;
+use crate::engine::run::{NodeResult, RunCtx, Unhandled};
+use crate::model::AgentRole;
+
+pub(crate) fn build_input(ctx: &RunCtx<'_>) -> Result<VerifierInput, Unhandled> {
+    let s = &ctx.state;
+    let Some(projection) = &s.verified else {
+        return Err(Unhandled::Internal(
+            "verifier reached without a verified projection".into(),
+        ));
+    };
+    let (status, severity, rule_set_version) = match &s.gatekeeper_result {
+        Some(g) => (
+            g.status.clone(),
+            g.severity.clone(),
+            g.rule_set_version.clone(),
+        ),
+        None => (
+            String::new(),
+            String::new(),
+            ctx.engine.rules.rule_set_version.clone(),
+        ),
+    };
+    Ok(VerifierInput {
+        original_query: s.question.clone(),
+        lang: s.lang,
+        verified_executor_output: projection.verified_output.clone(),
+        verified_evidence: projection.verified_evidence.clone(),
+        gatekeeper_result: GatekeeperSummary {
+            status,
+            severity,
+            rule_set_version,
+            verified_binding_count: projection.verified_binding_count,
+            verdict_ceiling: s.ceiling.unwrap_or(Verdict::LowConfid),
+        },
+    })
+}
+
+pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
+    let input = dto::to_input(&build_input(ctx)?);
+    let mut messages = ctx.engine.prompts.render(AgentRole::Verifier, &input);
+    if attempt > 1 {
+        messages.push(crate::engine::run::format_reminder("verifier_output"));
+    }
+    let step_input = input.to_string();
+    let (call, _) = ctx
+        .call_model(
+            AgentRole::Verifier,
+            attempt,
+            &input,
+            messages,
+            vec![],
+            &step_input,
+        )
+        .await?;
+    match crate::engine::run::classify(call.response, parse_verifier_output) {
+        Ok(output) => {
+            let gaps = evidence_retry::extract_gaps(&output);
+            let detail = format!(
+                "model verdict {}, {} critical gap(s)",
+                output.verdict,
+                gaps.len()
+            );
+            ctx.state.set_verifier_output(output, gaps);
+            Ok(NodeResult {
+                outcome: Outcome::Completed,
+                detail,
+            })
+        }
+        Err(failure) => Ok(failure),
+    }
+}

@@ -1,9 +1,34 @@
-//! The offline model: deterministic, rule-based, no network.
+//! The offline model: deterministic, rule-based, no network (DESIGN
+//! section 4). It reads each role's input DTO and answers in exactly the
+//! contract an LLM must follow, so every node, parser and check runs the
+//! same way it would with an LLM.
 //!
-//! OWNER: offline-model helper.
+//! - [`planner`]: entities in the question -> skill choice -> tool queries
+//!   (narrow questions get one exact query; evidence-gap rounds only new
+//!   queries for the gaps).
+//! - [`executor`]: calls the planned tools through the tool-call protocol,
+//!   then builds claims only from the refs they returned.
+//! - [`verifier`]: checks each claim's details against its verified
+//!   evidence and derives the verdict.
+//! - [`composer`]: renders the allowed material in the question's language.
+//!
+//! Same input, same output: no clocks, no hash-map iteration in output.
+//! Tool text is data: it is grouped, counted and quoted, never obeyed.
 
-use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+mod claims;
+pub mod composer;
+pub mod entities;
+mod evidence;
+pub mod executor;
+pub mod planner;
+mod runbook;
+pub mod text;
+pub mod verifier;
+
+use super::{AgentRole, ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::engine::dto::{ComposerInput, ExecutorInput, PlannerInput, VerifierInput};
 use async_trait::async_trait;
+use serde::de::DeserializeOwned;
 
 #[derive(Debug, Clone, Default)]
 pub struct OfflineModel;
@@ -12,6 +37,50 @@ impl OfflineModel {
     pub fn new() -> Self {
         OfflineModel
     }
+
+    /// The answer for one request, synchronously (the trait method wraps
+    /// this; benchmarks and tests may call it directly).
+    pub fn respond(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        match request.role {
+            AgentRole::Planner => {
+                let input: PlannerInput = dto(request)?;
+                Ok(ChatResponse::text(to_json(&planner::plan(&input))?))
+            }
+            AgentRole::Executor => {
+                let input: ExecutorInput = dto(request)?;
+                Ok(executor::respond(&input, request))
+            }
+            AgentRole::Verifier => {
+                let input: VerifierInput = dto(request)?;
+                Ok(ChatResponse::text(to_json(&verifier::verify(&input))?))
+            }
+            AgentRole::Composer => {
+                let input: ComposerInput = dto(request)?;
+                Ok(ChatResponse::text(to_json(&composer::compose(&input))?))
+            }
+        }
+    }
+}
+
+fn dto<T: DeserializeOwned>(request: &ChatRequest) -> Result<T, ModelError> {
+    serde_json::from_value(request.input.clone()).map_err(|e| {
+        ModelError::new(
+            ModelErrorKind::Config,
+            format!(
+                "offline {}: the request input is not a valid {} input DTO: {e}",
+                request.role, request.role
+            ),
+        )
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, ModelError> {
+    serde_json::to_string(value).map_err(|e| {
+        ModelError::new(
+            ModelErrorKind::Protocol,
+            format!("offline model output: {e}"),
+        )
+    })
 }
 
 #[async_trait]
@@ -21,9 +90,6 @@ impl ChatModel for OfflineModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        Err(ModelError::new(
-            ModelErrorKind::Config,
-            format!("offline {} not implemented yet", request.role),
-        ))
+        self.respond(request)
     }
 }

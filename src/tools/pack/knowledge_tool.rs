@@ -2,11 +2,10 @@
 //! optionally within one domain.
 
 use super::Pack;
-use super::text::{Args, plain};
+use super::text::{Args, plain, query_summary};
 use crate::knowledge::KnowledgeHit;
 use crate::tools::{
     EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, Tool, ToolError, ToolOutput, ToolSpec,
-    summarize_args,
 };
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -63,7 +62,7 @@ impl Tool for LookupKnowledge {
             .uint("limit")?
             .unwrap_or(DEFAULT_LIMIT)
             .clamp(1, MAX_LIMIT) as usize;
-        let summary = summarize_args(&Value::Object(args.clone()));
+        let summary = query_summary(args);
         if let Some(d) = &domain {
             if !self.pack.domains.iter().any(|x| x.domain == *d) {
                 let known: Vec<&str> = self

@@ -5,10 +5,10 @@
 //! oldest first so they read as a timeline; `truncated` says older matches
 //! were left out. The newest lines are what an on-call engineer needs.
 
-use super::text::{Args, fmt_time, plain};
+use super::text::{Args, fmt_time, plain, query_summary};
 use super::{LogLine, Pack};
 use crate::tools::{
-    EvidenceRef, EvidenceStatus, QUERY_LOGS, Tool, ToolError, ToolOutput, ToolSpec, summarize_args,
+    EvidenceRef, EvidenceStatus, QUERY_LOGS, Tool, ToolError, ToolOutput, ToolSpec,
 };
 use async_trait::async_trait;
 use chrono::Duration;
@@ -183,7 +183,7 @@ impl Tool for QueryLogs {
             }
             return Ok(ToolOutput::no_evidence(
                 QUERY_LOGS,
-                &summarize_args(&Value::Object(args.clone())),
+                &query_summary(args),
                 &msg,
             ));
         }

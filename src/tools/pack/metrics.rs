@@ -3,11 +3,10 @@
 //! `instance` (with any `:port` dropped), as Prometheus setups differ in
 //! which label names the service.
 
-use super::text::{Args, fmt_time, plain};
+use super::text::{Args, fmt_time, plain, query_summary};
 use super::{Alert, Pack};
 use crate::tools::{
     EvidenceRef, EvidenceStatus, QUERY_METRICS, Tool, ToolError, ToolOutput, ToolSpec,
-    summarize_args,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -128,7 +127,7 @@ impl Tool for QueryMetrics {
             let known = self.pack.alerts.len();
             return Ok(ToolOutput::no_evidence(
                 QUERY_METRICS,
-                &summarize_args(&Value::Object(args.clone())),
+                &query_summary(args),
                 &format!("no alert matched these filters ({known} alerts in the pack)"),
             ));
         }

@@ -157,9 +157,15 @@ impl Pack {
 
     /// The reference "now" for relative time windows.
     pub fn now(&self) -> DateTime<Utc> {
+        // Default: the newest timestamp in the pack (DESIGN section 6), so a
+        // recorded incident is read as of its own time, not the wall clock.
         self.manifest
             .now
-            .or_else(|| self.logs.iter().map(|l| l.ts).max())
+            .or_else(|| {
+                let logs = self.logs.iter().map(|l| l.ts);
+                logs.chain(self.alerts.iter().filter_map(|a| a.active_at))
+                    .max()
+            })
             .unwrap_or_else(Utc::now)
     }
 

@@ -76,6 +76,15 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// The arguments as `k=v` text for a no_evidence message: model-supplied,
+/// so made plain and bounded like any other untrusted text.
+pub fn query_summary(args: &Map<String, Value>) -> String {
+    plain(
+        &crate::tools::summarize_args(&Value::Object(args.clone())),
+        300,
+    )
+}
+
 /// Arguments of one tool call, checked against the keys it accepts.
 pub struct Args<'a> {
     map: &'a Map<String, Value>,

@@ -6,22 +6,42 @@
 //! character). Supported means: the excerpt is a contiguous run of the
 //! ref's tokens, or enough of its distinct tokens occur in the ref AND every
 //! token carrying a digit occurs there too AND it adds no negation word the
-//! ref lacks AND no `key=value` field contradicts a field of the ref with a
-//! value the ref never mentions (so `state=firing` cannot cite an alert
-//! whose text says `state=resolved`).
-//! Whole-token comparison is what stops `value=9%` passing against
-//! `value=92%`.
+//! ref lacks AND no `key=value` field contradicts an atomic field of the
+//! ref (so `state=firing` cannot cite an alert whose text says
+//! `state=resolved`, nor `value=45` one that says `value=92`). Whole-token
+//! comparison is what stops `value=9%` passing against `value=92%`; a bare
+//! number still matches the same number with a unit (`27 minutes`,
+//! `active_for=27m`).
+//!
+//! This runs for every binding of every run, so normalisation is one pass
+//! and the costlier parts (token sets, `key=value` fields) are only built
+//! when the cheap substring test fails.
 
 use super::rules::ExcerptParams;
-use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// One `key=value` field of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Field {
+    key: String,
+    tokens: Vec<String>,
+    /// A single-chunk value without a nested `=` (`state=firing`), as
+    /// opposed to free text (`summary=CPU usage above 90%`) or a nested
+    /// summary (`query=keyword=HikariCP service=...`). Only atomic ref
+    /// fields can be contradicted.
+    atomic: bool,
+}
+
+type Fields = Vec<Field>;
 
 /// A normalised text: tokens joined by single spaces, padded with a space
 /// on both ends so a token-boundary substring test is a plain `contains`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormText {
     padded: String,
-    /// `key=value` fields of the original text: key, value tokens.
-    fields: Vec<(String, Vec<String>)>,
+    /// The width-folded, lowercased source, kept only when it has a `=`.
+    folded: String,
+    fields: OnceLock<Fields>,
 }
 
 /// Negation words whose appearance in an excerpt but not in the ref flips
@@ -51,59 +71,75 @@ fn fold_width(c: char) -> char {
     }
 }
 
-fn fold(text: &str) -> Vec<char> {
-    text.chars()
-        .map(fold_width)
-        .flat_map(char::to_lowercase)
-        .collect()
+fn folded_chars(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.chars().map(fold_width).flat_map(char::to_lowercase)
 }
 
-impl NormText {
-    pub fn new(text: &str) -> NormText {
-        let chars = fold(text);
-        let mut n = NormText::from_chars(&chars);
-        n.fields = fields(&chars);
-        n
-    }
-
-    /// Tokens only, no field extraction (for field values themselves).
-    fn new_plain(text: &str) -> NormText {
-        NormText::from_chars(&fold(text))
-    }
-
-    fn from_chars(chars: &[char]) -> NormText {
-        let mut padded = String::with_capacity(chars.len() + 2);
-        padded.push(' ');
-        let mut at_sep = true;
-        let digit = |i: Option<usize>| {
-            i.and_then(|i| chars.get(i))
-                .is_some_and(|c| c.is_ascii_digit())
-        };
-        for (i, &c) in chars.iter().enumerate() {
-            if is_cjk_char(c) {
-                if !at_sep {
-                    padded.push(' ');
-                }
-                padded.push(c);
-                padded.push(' ');
-                at_sep = true;
-            } else if c.is_alphanumeric()
-                // keep decimal points inside numbers: 92.5 is one token
-                || (c == '.' && digit(i.checked_sub(1)) && digit(i.checked_add(1)))
-            {
-                padded.push(c);
+/// The padded token string of `text`. ASCII, the common case for
+/// code-made ref texts, takes a branch without Unicode tables.
+fn tokenize(text: &str) -> String {
+    let mut padded = String::with_capacity(text.len() + 2);
+    padded.push(' ');
+    let mut at_sep = true;
+    let mut prev_digit = false;
+    let mut chars = text.chars().peekable();
+    while let Some(raw) = chars.next() {
+        let c = fold_width(raw);
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                padded.push(c.to_ascii_lowercase());
                 at_sep = false;
+                prev_digit = c.is_ascii_digit();
+                continue;
+            }
+            // keep decimal points inside numbers: 92.5 is one token
+            if c == '.'
+                && prev_digit
+                && chars
+                    .peek()
+                    .is_some_and(|n| fold_width(*n).is_ascii_digit())
+            {
+                padded.push('.');
             } else if !at_sep {
                 padded.push(' ');
                 at_sep = true;
             }
+            prev_digit = false;
+            continue;
         }
-        if !at_sep {
+        prev_digit = false;
+        if is_cjk_char(c) {
+            if !at_sep {
+                padded.push(' ');
+            }
+            padded.push(c);
             padded.push(' ');
+            at_sep = true;
+        } else if c.is_alphanumeric() {
+            padded.extend(c.to_lowercase());
+            at_sep = false;
+        } else if !at_sep {
+            padded.push(' ');
+            at_sep = true;
         }
+    }
+    if !at_sep {
+        padded.push(' ');
+    }
+    padded
+}
+
+impl NormText {
+    pub fn new(text: &str) -> NormText {
+        let folded = if text.contains(['=', '\u{FF1D}']) {
+            folded_chars(text).collect()
+        } else {
+            String::new()
+        };
         NormText {
-            padded,
-            fields: Vec::new(),
+            padded: tokenize(text),
+            folded,
+            fields: OnceLock::new(),
         }
     }
 
@@ -119,37 +155,88 @@ impl NormText {
     pub fn is_empty(&self) -> bool {
         self.padded.trim().is_empty()
     }
+
+    fn fields(&self) -> &Fields {
+        self.fields.get_or_init(|| parse_fields(&self.folded))
+    }
+
+    /// Distinct tokens, sorted, for binary-search membership tests.
+    fn token_set(&self) -> Vec<&str> {
+        let mut t: Vec<&str> = self.tokens().collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
 }
 
-/// `key=value` chunks (split on whitespace, `,` and `;`) whose key is an
-/// ASCII identifier, as code-made ref texts write them. The value is
-/// tokenised like the text; everything after the first `=` is the value.
-fn fields(chars: &[char]) -> Vec<(String, Vec<String>)> {
-    let text: String = chars.iter().collect();
-    let mut out = Vec::new();
-    for chunk in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '，' | '；')) {
-        let Some((key, value)) = chunk.split_once('=') else {
-            continue;
-        };
-        let ident = key
+fn is_key(key: &str) -> bool {
+    key.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key
             .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-        if !ident {
-            continue;
-        }
-        let tokens: Vec<String> = NormText::new_plain(value)
-            .tokens()
-            .map(str::to_string)
-            .collect();
-        if !tokens.is_empty() {
-            out.push((key.to_string(), tokens));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+fn push_tokens(into: &mut Vec<String>, text: &str) {
+    into.extend(
+        tokenize(text)
+            .split(' ')
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
+    );
+}
+
+/// `key=value` fields as code-made ref texts write them: segments split on
+/// `,` and `;`, chunks on whitespace; a chunk `key=value` with an ASCII
+/// identifier key starts a field, and later plain chunks of the same
+/// segment extend its value (making it free text, not atomic).
+fn parse_fields(folded: &str) -> Fields {
+    let mut out: Fields = Vec::new();
+    for segment in folded.split([',', ';', '，', '；']) {
+        let mut open = false;
+        for chunk in segment.split_whitespace() {
+            match chunk.split_once('=') {
+                Some((key, value)) if is_key(key) => {
+                    let mut tokens = Vec::new();
+                    push_tokens(&mut tokens, value);
+                    out.push(Field {
+                        key: key.to_string(),
+                        tokens,
+                        atomic: !value.contains('='),
+                    });
+                    open = true;
+                }
+                _ if open => {
+                    if let Some(f) = out.last_mut() {
+                        push_tokens(&mut f.tokens, chunk);
+                        f.atomic = false;
+                    }
+                }
+                _ => {}
+            }
         }
     }
+    out.retain(|f| !f.tokens.is_empty());
     out
+}
+
+/// The leading number of a token (`27` of `27m`), empty if none.
+fn num_prefix(t: &str) -> &str {
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.get(..end).unwrap_or("")
+}
+
+/// Equal tokens, or a bare number and the same number with a unit
+/// (`27` and `27m`), so `27 minutes` still cites `active_for=27m`.
+fn token_match(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (na, nb) = (num_prefix(a), num_prefix(b));
+    !na.is_empty() && na == nb && (na.len() == a.len() || nb.len() == b.len())
 }
 
 /// Why an excerpt was judged unsupported, for the error line.
@@ -189,35 +276,39 @@ pub fn supports(
     if reference.padded.contains(&excerpt.padded) {
         return Ok(());
     }
-    let ref_tokens: HashSet<&str> = reference.tokens().collect();
-    let ex_tokens: HashSet<&str> = excerpt.tokens().collect();
-    if ex_tokens
-        .iter()
-        .any(|t| NEGATORS.contains(t) && !ref_tokens.contains(t))
-    {
+    let ref_tokens = reference.token_set();
+    let in_ref = |t: &str| {
+        ref_tokens.binary_search(&t).is_ok()
+            || (!num_prefix(t).is_empty() && ref_tokens.iter().any(|r| token_match(t, r)))
+    };
+    let ex_tokens = excerpt.token_set();
+    if ex_tokens.iter().any(|t| NEGATORS.contains(t) && !in_ref(t)) {
         return Err(Unsupported::NegationAdded);
     }
     if p.require_numbers
         && ex_tokens
             .iter()
-            .any(|t| t.bytes().any(|b| b.is_ascii_digit()) && !ref_tokens.contains(t))
+            .any(|t| t.bytes().any(|b| b.is_ascii_digit()) && !in_ref(t))
     {
         return Err(Unsupported::NumberMissing);
     }
-    // A field conflicts when the ref has the same key, no ref value for it
-    // shares a token with the excerpt's value, and the excerpt's value is
-    // not elsewhere in the ref either (free-text fields such as `query=`
-    // span several chunks, so their words may sit in a neighbouring one).
-    let conflict = excerpt.fields.iter().any(|(key, value)| {
-        let mut ref_values = reference.fields.iter().filter(|(k, _)| k == key).peekable();
-        ref_values.peek().is_some()
-            && !ref_values.any(|(_, rv)| value.iter().any(|t| rv.contains(t)))
-            && value.iter().any(|t| !ref_tokens.contains(t.as_str()))
+    // A field conflicts when the ref has the same key with only atomic
+    // values and none of them shares a token with the excerpt's value.
+    let ref_fields = reference.fields();
+    let conflict = excerpt.fields().iter().any(|f| {
+        let mut same_key = ref_fields.iter().filter(|r| r.key == f.key).peekable();
+        same_key.peek().is_some()
+            && same_key.clone().all(|r| r.atomic)
+            && !same_key.any(|r| {
+                f.tokens
+                    .iter()
+                    .any(|t| r.tokens.iter().any(|rt| token_match(t, rt)))
+            })
     });
     if conflict {
         return Err(Unsupported::FieldConflict);
     }
-    let present = ex_tokens.iter().filter(|t| ref_tokens.contains(*t)).count();
+    let present = ex_tokens.iter().filter(|t| in_ref(t)).count();
     // ex_tokens is non-empty here: the excerpt had content.
     let overlap = present as f64 / ex_tokens.len().max(1) as f64;
     if overlap + 1e-9 >= p.min_token_overlap {

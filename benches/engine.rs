@@ -1,0 +1,74 @@
+//! Engine throughput: runs per second through the real engine (prompt
+//! rendering, parsers, Gatekeeper, projection, trace) with the scripted
+//! model, an in-memory recorder and the shipped pack's tools in process.
+//!
+//! Prints exactly `runs_per_s_pass=N runs_per_s_retry=N`.
+
+use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
+use diagraph::engine::prompts::Prompts;
+use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder};
+use diagraph::model::scripted::UncoveredModel;
+use diagraph::scenario::Scenario;
+use diagraph::tools::ToolRegistry;
+use diagraph::tools::pack::Pack;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs per recorder: a fresh MemoryRecorder per batch keeps memory flat.
+const BATCH: usize = 500;
+
+fn base() -> Engine {
+    Engine {
+        model: Arc::new(UncoveredModel),
+        tools: Arc::new(ToolRegistry::new()),
+        recorder: Arc::new(MemoryRecorder::new()),
+        catalog: Arc::new(Catalog::default()),
+        prompts: Arc::new(Prompts::shipped()),
+        rules: Arc::new(GatekeeperRules::shipped()),
+        config: EngineConfig::default(),
+    }
+}
+
+async fn runs_per_s(scenario: &Scenario, pack: &Arc<Pack>, budget: Duration) -> f64 {
+    let started = Instant::now();
+    let mut runs = 0usize;
+    while started.elapsed() < budget {
+        let engine = scenario.engine_with_pack(&base(), Arc::new(UncoveredModel), pack.clone());
+        for _ in 0..BATCH {
+            let out = engine.run(scenario.request()).await.expect("run");
+            assert_eq!(
+                Some(out.trace.route()),
+                scenario.expect_route,
+                "{}",
+                scenario.name
+            );
+            runs += 1;
+        }
+    }
+    runs as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pack = Arc::new(Pack::load(&root.join("fixtures/packs/shop")).expect("pack"));
+    let pass = Scenario::load(&root.join("fixtures/scenarios/01_pass.toml")).expect("scenario");
+    let retry = Scenario::load(&root.join("fixtures/scenarios/23_evidence_retry_pass.toml"))
+        .expect("scenario");
+    let secs = std::env::var("DIAGRAPH_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    let budget = Duration::from_secs_f64(secs);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        // Warm-up (allocator, lazy statics).
+        runs_per_s(&pass, &pack, Duration::from_millis(200)).await;
+        let p = runs_per_s(&pass, &pack, budget).await;
+        let r = runs_per_s(&retry, &pack, budget).await;
+        println!("runs_per_s_pass={p:.0} runs_per_s_retry={r:.0}");
+    });
+}

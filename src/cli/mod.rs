@@ -1,0 +1,205 @@
+//! Command line (DESIGN section 8): clap subcommands and their dispatch.
+//!
+//! Every command returns `Result<ExitCode, CliError>`; `main` prints an
+//! error as one line (`diagraph: <message>`) and exits non-zero. Nothing
+//! here panics on user input.
+
+mod ask;
+mod inspect;
+mod setup;
+
+pub use setup::{Setup, shipped_pack_dir, shipped_scenarios_dir};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "diagraph",
+    version,
+    about = "A terminal workbench for evidence-gated incident diagnosis",
+    long_about = "A terminal workbench for evidence-gated incident diagnosis.\n\nWith no subcommand, opens the full-screen workbench on the embedded defaults: an SQLite file in your data directory, the offline rule-based model and the shipped pack."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Database URL: sqlite:PATH or mysql://user:pass@host:port/db
+    #[arg(long, global = true, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Configuration file (default: $XDG_CONFIG_HOME/diagraph/config.toml)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Environment pack directory
+    #[arg(long, global = true, value_name = "DIR")]
+    pub pack: Option<PathBuf>,
+    /// Model provider
+    #[arg(long, global = true, value_enum)]
+    pub model: Option<ModelChoice>,
+    /// Read query_metrics from this Prometheus instead of the pack
+    #[arg(long, global = true, value_name = "URL")]
+    pub prometheus_url: Option<String>,
+    /// Directory with planner.md, executor.md, verifier.md, composer.md
+    #[arg(long, global = true, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// TUI theme name (dark, light, high-contrast) or path to a theme file
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelChoice {
+    Offline,
+    Openai,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ask one question and print the answer
+    Ask {
+        /// The question (taken from the scenario when --scenario is given)
+        question: Option<String>,
+        /// Run a scenario file (scripted model calls, its own pack)
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+        /// Continue this session (its history goes to the Planner and Executor)
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print the result as one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// List recent runs
+    Runs {
+        #[arg(long)]
+        json: bool,
+        /// How many runs to list
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// The Run Trace projection of one run
+    Trace {
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Step through a past run in the TUI
+    Replay { run_id: String },
+    /// Demo a scenario in step mode (pick one when none is given)
+    Demo { scenario: Option<PathBuf> },
+    /// Record feedback on a run; `useful` files it in the case library
+    Feedback {
+        run_id: String,
+        verdict: FeedbackVerdict,
+    },
+    /// Print the effective configuration, secrets masked
+    Config,
+    /// Print the routing table as a Mermaid flowchart
+    Graph,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FeedbackVerdict {
+    Useful,
+    NotUseful,
+}
+
+/// A user-facing failure: printed as one line.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Keep it to one line whatever the source error looked like.
+        let line = self.0.replace(['\n', '\r'], " ");
+        f.write_str(line.trim())
+    }
+}
+
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("diagraph: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("diagraph: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+    let _log_guard = setup::init_logging();
+    let config = setup::load_config(&cli)?;
+    match cli.command {
+        None => tui_launch(&config, crate::tui::Launch::Live).await,
+        Some(Command::Ask {
+            question,
+            scenario,
+            session,
+            json,
+        }) => ask::run(&config, question, scenario, session, json).await,
+        Some(Command::Runs { json, limit }) => inspect::runs(&config, json, limit).await,
+        Some(Command::Trace { run_id, json }) => {
+            inspect::trace(&config, parse_run_id(&run_id)?, json).await
+        }
+        Some(Command::Replay { run_id }) => {
+            let id = parse_run_id(&run_id)?;
+            tui_launch(&config, crate::tui::Launch::Replay(id)).await
+        }
+        Some(Command::Demo { scenario }) => {
+            tui_launch(&config, crate::tui::Launch::Demo(scenario)).await
+        }
+        Some(Command::Feedback { run_id, verdict }) => {
+            let useful = verdict == FeedbackVerdict::Useful;
+            inspect::feedback(&config, parse_run_id(&run_id)?, useful).await
+        }
+        Some(Command::Config) => {
+            print!("{}", config.render_masked());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Graph) => {
+            print!("{}", crate::engine::graph::to_mermaid());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn parse_run_id(text: &str) -> Result<i64, CliError> {
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            CliError(format!(
+                "invalid run id {text:?}: expected a positive number"
+            ))
+        })
+}
+
+async fn tui_launch(
+    config: &crate::config::Config,
+    launch: crate::tui::Launch,
+) -> Result<ExitCode, CliError> {
+    let setup = Setup::build(config, setup::Output::Quiet).await?;
+    let ctx = setup.tui_context(config);
+    crate::tui::run(ctx, launch)
+        .await
+        .map_err(|e| CliError(format!("{e}")))?;
+    Ok(ExitCode::SUCCESS)
+}

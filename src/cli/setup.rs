@@ -1,0 +1,158 @@
+//! Wiring: configuration, logging, the store, the pack, the tools and the
+//! model, assembled into an [`Engine`]. One place decides what the
+//! embedded defaults are.
+
+use super::{Cli, CliError, ModelChoice};
+use crate::config::{Config, ConfigFlags, MetricsBackend, Provider};
+use crate::engine::nodes::gatekeeper::GatekeeperRules;
+use crate::engine::prompts::Prompts;
+use crate::engine::{Catalog, Engine, EngineConfig, Recorder};
+use crate::model::ChatModel;
+use crate::model::offline::OfflineModel;
+use crate::store::Store;
+use crate::tools::ToolRegistry;
+use crate::tools::pack::{Pack, pack_tools};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The shipped pack, used when neither flag, env nor config names one.
+pub fn shipped_pack_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")
+}
+
+pub fn shipped_scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios")
+}
+
+pub fn load_config(cli: &Cli) -> Result<Config, CliError> {
+    let flags = ConfigFlags {
+        config_file: cli.config.clone(),
+        database_url: cli.database_url.clone(),
+        pack: cli.pack.clone(),
+        model: cli.model.map(|m| match m {
+            ModelChoice::Offline => "offline".to_string(),
+            ModelChoice::Openai => "openai".to_string(),
+        }),
+        prompts_dir: cli.prompts.clone(),
+        theme: cli.theme.clone(),
+        prometheus_url: cli.prometheus_url.clone(),
+    };
+    Ok(Config::load(&flags)?)
+}
+
+/// Logs go to a file, never to the terminal (the TUI owns it). Returns the
+/// writer guard that flushes on drop; None when no log file can be opened.
+pub fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use etcetera::BaseStrategy;
+    let dir = etcetera::choose_base_strategy()
+        .ok()?
+        .data_dir()
+        .join("diagraph");
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(dir, "diagraph.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DIAGRAPH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+/// Where pack warnings go: stderr for one-shot commands, the log for the TUI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Stderr,
+    Quiet,
+}
+
+pub struct Setup {
+    pub store: Arc<Store>,
+    pub pack: Arc<Pack>,
+    pub engine: Engine,
+    /// Answers the calls a scenario does not script.
+    pub fallthrough: Arc<dyn ChatModel>,
+}
+
+impl Setup {
+    pub async fn build(config: &Config, output: Output) -> Result<Setup, CliError> {
+        let store = Arc::new(open_store(config).await?);
+        let pack_dir = config.pack.clone().unwrap_or_else(shipped_pack_dir);
+        let pack = Pack::load(&pack_dir)?;
+        for warning in &pack.warnings {
+            match output {
+                Output::Stderr => eprintln!("diagraph: warning: {warning}"),
+                Output::Quiet => tracing::warn!(%warning, "pack warning"),
+            }
+        }
+        let pack = Arc::new(pack);
+        store.sync_knowledge(&pack).await?;
+        // The Planner's domain map comes from the knowledge metadata tables.
+        let domains = store.knowledge_domains().await?;
+
+        let mut tools = ToolRegistry::new();
+        for tool in pack_tools(pack.clone()) {
+            tools.register(tool);
+        }
+        if config.metrics.backend == MetricsBackend::Prometheus {
+            use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+            let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
+                CliError("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)".into())
+            })?;
+            tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
+        }
+
+        let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
+        let model: Arc<dyn ChatModel> = match config.model.provider {
+            Provider::Offline => fallthrough.clone(),
+            Provider::OpenAi => Arc::new(crate::model::openai::OpenAiModel::from_config(config)?),
+        };
+        let prompts = match &config.prompts_dir {
+            Some(dir) => Prompts::from_dir(dir)?,
+            None => Prompts::shipped(),
+        };
+        let recorder: Arc<dyn Recorder> = store.clone();
+        let engine = Engine {
+            model,
+            tools: Arc::new(tools),
+            recorder,
+            catalog: Arc::new(Catalog {
+                domains,
+                skills: pack.skill_catalog(),
+                services: pack.manifest.services.clone(),
+            }),
+            prompts: Arc::new(prompts),
+            rules: Arc::new(GatekeeperRules::shipped()),
+            config: EngineConfig::default(),
+        };
+        Ok(Setup {
+            store,
+            pack,
+            engine,
+            fallthrough,
+        })
+    }
+
+    pub fn tui_context(&self, config: &Config) -> crate::tui::TuiContext {
+        crate::tui::TuiContext {
+            engine: self.engine.clone(),
+            fallthrough: self.fallthrough.clone(),
+            store: Some(self.store.clone()),
+            scenarios_dir: shipped_scenarios_dir(),
+            theme: config.theme.clone(),
+            key_overrides: config.keys.clone(),
+            model_label: self.engine.model.name(),
+            db_label: self.store.describe(),
+        }
+    }
+}
+
+pub async fn open_store(config: &Config) -> Result<Store, CliError> {
+    Ok(match &config.database_url {
+        Some(url) => Store::connect(url).await?,
+        None => Store::open_default().await?,
+    })
+}

@@ -1,0 +1,180 @@
+//! What the four agent nodes share: one model call recorded as an agent
+//! step plus a ModelCalled event, and the mapping of a model answer to a
+//! node outcome.
+
+use super::{RunCtx, Unhandled};
+use crate::engine::contracts::ParseFailure;
+use crate::engine::events::EventKind;
+use crate::engine::graph::Outcome;
+use crate::engine::recorder::AgentStep;
+use crate::model::{
+    AgentRole, ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext,
+};
+use serde_json::Value;
+use std::time::Instant;
+
+/// Step input/output kept in agent_step rows; the full text is not needed
+/// to audit a run and would make rows unbounded.
+pub(crate) const STEP_TEXT_LIMIT: usize = 8 * 1024;
+
+/// Sent as an extra user turn on a technical retry: the input is the same,
+/// only the format is recalled.
+pub(crate) fn format_reminder(contract: &str) -> Message {
+    Message::User {
+        content: format!(
+            "Reminder: your previous answer could not be used. Answer with exactly one JSON \
+             object following the {contract} contract, and nothing else."
+        ),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodeResult {
+    pub outcome: Outcome,
+    pub detail: String,
+}
+
+pub(crate) struct ModelCall {
+    pub response: Result<ChatResponse, ModelError>,
+    pub step_id: i64,
+}
+
+pub(crate) fn truncate(text: &str, limit: usize) -> String {
+    crate::tools::invoker::truncate_text(text, limit)
+}
+
+impl RunCtx<'_> {
+    /// Calls the model once, records the agent step and emits ModelCalled.
+    /// `step_input` is what the step row keeps as model_input.
+    pub async fn call_model(
+        &mut self,
+        role: AgentRole,
+        attempt: u32,
+        input: &Value,
+        messages: Vec<Message>,
+        tools: Vec<crate::tools::ToolSpec>,
+        step_input: &str,
+    ) -> Result<(ModelCall, Vec<Message>), Unhandled> {
+        let request = ChatRequest {
+            role,
+            attempt,
+            input: input.clone(),
+            messages,
+            tools,
+            script: ScriptContext {
+                run_id: self.state.run_id,
+                invocation_ids: self.state.invocations.iter().map(|i| i.id).collect(),
+                foreign_invocation_id: None,
+            },
+        };
+        let t0 = Instant::now();
+        let response = self.engine.model.chat(&request).await;
+        let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (model_output, thought, has_tool_call, tokens, tool_calls, error) = match &response {
+            Ok(r) => {
+                let has_calls = !r.tool_calls.is_empty();
+                let output = if has_calls {
+                    serde_json::to_string(&r.tool_calls).unwrap_or_default()
+                } else {
+                    r.content.clone().unwrap_or_default()
+                };
+                let thought = if has_calls {
+                    r.content.clone().unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                (
+                    output,
+                    thought,
+                    has_calls,
+                    r.usage.total(),
+                    r.tool_calls.len(),
+                    None,
+                )
+            }
+            Err(e) => (
+                String::new(),
+                String::new(),
+                false,
+                0,
+                0,
+                Some(e.to_string()),
+            ),
+        };
+        self.state.counters.tokens += tokens;
+        self.state.counters.agent_steps += 1;
+        let step = AgentStep {
+            id: 0,
+            run_id: self.state.run_id,
+            seq: self.state.counters.next_seq(),
+            step_index: self.state.counters.agent_steps,
+            agent_name: role.as_str().to_string(),
+            attempt,
+            model_input: truncate(step_input, STEP_TEXT_LIMIT),
+            model_output: truncate(&model_output, STEP_TEXT_LIMIT),
+            thought: truncate(&thought, STEP_TEXT_LIMIT),
+            has_tool_call,
+            duration_ms,
+            token_count: tokens,
+            error: error.clone(),
+        };
+        let step_id = self.engine.recorder.record_step(&step).await?;
+        self.emit(EventKind::ModelCalled {
+            role,
+            attempt,
+            step_id,
+            duration_ms,
+            tokens,
+            tool_calls,
+            error,
+        })
+        .await?;
+        Ok((ModelCall { response, step_id }, request.messages))
+    }
+}
+
+/// Maps a model answer of a JSON-only role (Planner, Verifier, Composer) to
+/// its parsed contract or to the failure outcome and a short detail.
+pub(crate) fn classify<T>(
+    response: Result<ChatResponse, ModelError>,
+    parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
+) -> Result<T, NodeResult> {
+    let response = match response {
+        Ok(r) => r,
+        Err(e) => {
+            let outcome = if e.is_retryable() {
+                Outcome::RetryableFailed
+            } else {
+                Outcome::NonRetryableFailed
+            };
+            return Err(NodeResult {
+                outcome,
+                detail: format!("model error: {}", truncate(&e.to_string(), 200)),
+            });
+        }
+    };
+    if response.finish_reason == FinishReason::Length {
+        return Err(invalid("output truncated at the token limit"));
+    }
+    let text = response.content.unwrap_or_default();
+    if text.trim().is_empty() && !response.tool_calls.is_empty() {
+        return Err(invalid("tool calls instead of a JSON answer"));
+    }
+    parse(&text).map_err(|f| invalid(&format!("{}: {}", parse_status_str(f.status), f.detail)))
+}
+
+pub(crate) fn invalid(detail: &str) -> NodeResult {
+    NodeResult {
+        outcome: Outcome::InvalidOutput,
+        detail: truncate(detail, 300),
+    }
+}
+
+pub(crate) fn parse_status_str(status: crate::engine::contracts::ParseStatus) -> &'static str {
+    use crate::engine::contracts::ParseStatus;
+    match status {
+        ParseStatus::Valid => "valid",
+        ParseStatus::Missing => "missing",
+        ParseStatus::Malformed => "malformed",
+    }
+}

@@ -1,0 +1,96 @@
+//! The one place events leave the engine: sequence numbers, timestamps,
+//! the live channel and the recorder's journal.
+//!
+//! Every event is kept in memory first, so that after a store failure the
+//! not-yet-persisted tail can be retried and the outcome still carries the
+//! full sequence.
+
+use crate::engine::events::{EngineEvent, EventKind};
+use crate::engine::recorder::{RecordError, Recorder};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) struct Emitter {
+    run_id: i64,
+    started: Instant,
+    events: Vec<EngineEvent>,
+    /// Events `[0, persisted)` are in the recorder's journal.
+    persisted: usize,
+    sender: Option<mpsc::Sender<EngineEvent>>,
+    recorder: Arc<dyn Recorder>,
+    cancel: CancellationToken,
+}
+
+impl Emitter {
+    pub fn new(
+        run_id: i64,
+        started: Instant,
+        sender: Option<mpsc::Sender<EngineEvent>>,
+        recorder: Arc<dyn Recorder>,
+        cancel: CancellationToken,
+    ) -> Emitter {
+        Emitter {
+            run_id,
+            started,
+            events: Vec::with_capacity(32),
+            persisted: 0,
+            sender,
+            recorder,
+            cancel,
+        }
+    }
+
+    /// Assigns seq and at_ms, sends the event live and journals it.
+    pub async fn emit(&mut self, kind: EventKind) -> Result<(), RecordError> {
+        self.push(kind).await;
+        self.persist_pending().await
+    }
+
+    /// Keeps and sends the event without journalling it (the failure path
+    /// journals the whole tail afterwards).
+    pub async fn push(&mut self, kind: EventKind) {
+        let event = EngineEvent {
+            run_id: self.run_id,
+            // Bounded by the recursion limit and tool budgets: far below u32::MAX.
+            seq: u32::try_from(self.events.len() + 1).unwrap_or(u32::MAX),
+            at_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            kind,
+        };
+        self.send(&event).await;
+        self.events.push(event);
+    }
+
+    /// Journals every event not yet persisted, stopping at the first error.
+    pub async fn persist_pending(&mut self) -> Result<(), RecordError> {
+        while let Some(event) = self.events.get(self.persisted) {
+            self.recorder.record_event(event).await?;
+            self.persisted += 1;
+        }
+        Ok(())
+    }
+
+    async fn send(&mut self, event: &EngineEvent) {
+        let Some(sender) = &self.sender else {
+            return;
+        };
+        if sender.is_closed() {
+            self.sender = None;
+            return;
+        }
+        // A live viewer that stops reading must not hang the run forever:
+        // cancellation also unblocks the send.
+        let sent = tokio::select! {
+            r = sender.send(event.clone()) => r.is_ok(),
+            _ = self.cancel.cancelled() => false,
+        };
+        if !sent {
+            self.sender = None;
+        }
+    }
+
+    pub fn into_events(self) -> Vec<EngineEvent> {
+        self.events
+    }
+}

@@ -1,0 +1,194 @@
+//! Ending a run: the orchestration trace, self_evaluation, the run row and
+//! RunFinished; and on an unhandled failure, best-effort persistence of the
+//! events so far with bounded exponential back-off.
+
+use super::{RunCtx, Unhandled};
+use crate::engine::events::{EventKind, RunStatus};
+use crate::engine::recorder::{RecordError, RunFinish};
+use crate::engine::trace::{OrchestrationTrace, build_trace};
+use crate::engine::{EngineError, RunOutcome};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::time::Instant;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+impl RunCtx<'_> {
+    pub(super) async fn finish_success(mut self) -> Result<RunOutcome, EngineError> {
+        let answer = match self.state.final_answer.clone() {
+            Some(a) => a,
+            // The loop only reaches END through the Composer or the
+            // Fallback, both of which set the answer.
+            None => {
+                return self
+                    .finish_failed(Unhandled::Internal("END reached without an answer".into()))
+                    .await;
+            }
+        };
+        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
+        let finish = self.run_finish(RunStatus::Success, &answer, &trace);
+        if let Err(e) = self.engine.recorder.finish_run(&finish).await {
+            return self.finish_failed(Unhandled::Record(e)).await;
+        }
+        self.emitter
+            .push(EventKind::RunFinished {
+                status: RunStatus::Success,
+                degraded: trace.degraded,
+                answer: answer.clone(),
+                effective_verdict: self.state.effective_verdict,
+                trace: trace.clone(),
+                failure_reason: None,
+            })
+            .await;
+        if let Err(e) = self.emitter.persist_pending().await {
+            // The run row is final; only the journal tail is missing.
+            if let Err(store) = self.persist_with_backoff(None).await {
+                return Err(EngineError::Unpersisted {
+                    run_id: self.state.run_id,
+                    reason: format!("journal tail not recorded: {e}"),
+                    store,
+                });
+            }
+        }
+        Ok(self.outcome(RunStatus::Success, answer, trace, finish.self_evaluation))
+    }
+
+    pub(super) async fn finish_failed(
+        mut self,
+        failure: Unhandled,
+    ) -> Result<RunOutcome, EngineError> {
+        let reason = failure.reason();
+        self.state.failure_reason = Some(reason.clone());
+        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
+        self.emitter
+            .push(EventKind::RunFinished {
+                status: RunStatus::Failed,
+                degraded: trace.degraded,
+                answer: String::new(),
+                effective_verdict: self.state.effective_verdict,
+                trace: trace.clone(),
+                failure_reason: Some(reason.clone()),
+            })
+            .await;
+        let finish = self.run_finish(RunStatus::Failed, "", &trace);
+        if let Err(store) = self.persist_with_backoff(Some(&finish)).await {
+            return Err(EngineError::Unpersisted {
+                run_id: self.state.run_id,
+                reason,
+                store,
+            });
+        }
+        Ok(self.outcome(
+            RunStatus::Failed,
+            String::new(),
+            trace,
+            finish.self_evaluation,
+        ))
+    }
+
+    /// Journals the pending events and then (if given) writes the run row,
+    /// retrying with exponential back-off until the recovery timeout.
+    async fn persist_with_backoff(
+        &mut self,
+        finish: Option<&RunFinish>,
+    ) -> Result<(), RecordError> {
+        let deadline = Instant::now() + self.engine.config.store_recovery_timeout;
+        let mut delay = FIRST_BACKOFF;
+        loop {
+            let attempt = async {
+                self.emitter.persist_pending().await?;
+                if let Some(f) = finish {
+                    self.engine.recorder.finish_run(f).await?;
+                }
+                Ok::<(), RecordError>(())
+            }
+            .await;
+            match attempt {
+                Ok(()) => return Ok(()),
+                Err(e) if Instant::now() + delay > deadline => return Err(e),
+                Err(_) => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    fn run_finish(&self, status: RunStatus, answer: &str, trace: &OrchestrationTrace) -> RunFinish {
+        let s = &self.state;
+        RunFinish {
+            run_id: s.run_id,
+            status,
+            answer: answer.to_string(),
+            degraded: trace.degraded,
+            effective_verdict: s.effective_verdict.map(|v| v.as_str().to_string()),
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            token_count: s.counters.tokens,
+            step_count: s.counters.agent_steps,
+            tool_call_count: s.counters.tool_calls,
+            self_evaluation: self.self_evaluation(),
+            orchestration_trace: serde_json::to_value(trace).unwrap_or(Value::Null),
+            failure_reason: s.failure_reason.clone(),
+        }
+    }
+
+    /// `self_evaluation.verifier_evaluation` (seed 002 section 7, seed 003
+    /// section 5.3): the verdict saved is the effective one.
+    fn self_evaluation(&self) -> Value {
+        let s = &self.state;
+        let v = s.verifier_output.as_ref();
+        let to_value = |x: Option<Value>| x.unwrap_or(Value::Null);
+        json!({
+            "verifier_evaluation": {
+                "verdict": s.effective_verdict.map(|v| v.as_str()),
+                "model_verdict": s.model_verdict.map(|v| v.as_str()),
+                "verdict_ceiling": s.ceiling.map(|v| v.as_str()),
+                "groundedness_score": v.map(|v| v.groundedness_score),
+                "critical_fact_count": v.map(|v| v.critical_fact_count),
+                "facts_checked": to_value(v.and_then(|v| serde_json::to_value(&v.facts_checked).ok())),
+                "rationale": v.map(|v| v.rationale.as_str()),
+                "round": s.evidence_retry_count + 1,
+                "traceability_version": "v1",
+                "executor_output_parse_status": to_value(
+                    s.executor_parse_status.as_ref().and_then(|p| serde_json::to_value(p).ok())
+                ),
+                "executor_structured_output": to_value(
+                    s.executor_output.as_ref().and_then(|o| serde_json::to_value(o).ok())
+                ),
+                "gatekeeper_result": to_value(
+                    s.gatekeeper_result.as_ref().and_then(|g| serde_json::to_value(g).ok())
+                ),
+                "verified_binding_count": s.verified_binding_count,
+                "composer_output": to_value(
+                    s.composer_output.as_ref().and_then(|c| serde_json::to_value(c).ok())
+                ),
+                "prompt_versions": self.engine.prompts.versions(),
+                "rule_set_version": self.engine.rules.rule_set_version,
+            }
+        })
+    }
+
+    fn outcome(
+        self,
+        status: RunStatus,
+        answer: String,
+        trace: OrchestrationTrace,
+        self_evaluation: Value,
+    ) -> RunOutcome {
+        RunOutcome {
+            run_id: self.state.run_id,
+            session_id: self.state.session_id.clone(),
+            status,
+            answer,
+            degraded: trace.degraded,
+            effective_verdict: self.state.effective_verdict,
+            model_verdict: self.state.model_verdict,
+            ceiling: self.state.ceiling,
+            trace,
+            self_evaluation,
+            failure_reason: self.state.failure_reason.clone(),
+            events: self.emitter.into_events(),
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The deterministic nodes wired into the run: Gatekeeper, VerifiedInput,
+//! EvidenceRetry and Fallback. Their logic lives in `engine::nodes`; this
+//! file only reads the run state, calls it and stores the result.
+
+use super::{NodeResult, RunCtx, Unhandled, result};
+use crate::engine::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
+use crate::engine::events::EventKind;
+use crate::engine::graph::{Outcome, is_post_verifier_fallback};
+use crate::engine::nodes::{allowed, evidence_retry, fallback, gatekeeper, verified_input};
+use serde_json::Value;
+
+/// An injected raw result (fault injection): JSON text or an object. One
+/// that does not parse is missing, which normalises to REJECT.
+fn injected_result(value: &Value) -> Option<GatekeeperResult> {
+    match value {
+        Value::String(text) => parse_gatekeeper_result(text).ok(),
+        Value::Object(_) => serde_json::from_value(value.clone()).ok(),
+        _ => None,
+    }
+}
+
+pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
+    let raw = ctx
+        .state
+        .executor_output
+        .as_ref()
+        .map(|out| gatekeeper::check(out, &ctx.state.invocations, &ctx.engine.rules));
+    let checked = match &ctx.faults.gatekeeper_result {
+        Some(injected) => injected_result(injected),
+        None => raw,
+    };
+    let outcome = normalize_gatekeeper(checked.as_ref());
+    let detail = match &checked {
+        None => "gatekeeper result missing or unknown".to_string(),
+        Some(r) if !r.failed_rules.is_empty() => {
+            format!("failed rules: {}", r.failed_rules.join(", "))
+        }
+        Some(r) if outcome == Outcome::Reject && r.status != "fail" => {
+            format!(
+                "unknown gatekeeper status {:?}/{:?}",
+                short(&r.status),
+                short(&r.severity)
+            )
+        }
+        Some(_) => String::new(),
+    };
+    if let Some(r) = &checked {
+        ctx.emit(EventKind::GatekeeperChecked { result: r.clone() })
+            .await?;
+    }
+    ctx.state.set_gatekeeper(checked, outcome);
+    Ok(result(outcome, detail))
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(32).collect()
+}
+
+pub(super) fn verified_input(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
+    let (Some(output), Some(gk)) = (&ctx.state.executor_output, &ctx.state.gatekeeper_result)
+    else {
+        return Err(Unhandled::Internal(
+            "verified_input reached without executor output and gatekeeper result".into(),
+        ));
+    };
+    let projection = verified_input::project(output, gk);
+    let detail = format!(
+        "{} verified binding(s), ceiling {}",
+        projection.verified_binding_count, projection.ceiling
+    );
+    ctx.state.set_projection(projection);
+    Ok(result(Outcome::Completed, detail))
+}
+
+pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
+    let Some(projection) = &ctx.state.verified else {
+        return Err(Unhandled::Internal(
+            "evidence_retry reached without a verified projection".into(),
+        ));
+    };
+    let gaps = ctx.state.evidence_gaps.clone();
+    let count = gaps.len();
+    let context = evidence_retry::build_retry_context(
+        ctx.state.evidence_retry_count + 1,
+        projection,
+        &gaps,
+        &ctx.state.invocations,
+        ctx.state.lang,
+    );
+    ctx.state.retry_context = Some(context);
+    Ok(result(
+        Outcome::Completed,
+        format!("{count} evidence gap(s)"),
+    ))
+}
+
+pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
+    let reason = ctx.state.fallback_reason.unwrap_or("unknown");
+    let answer = if is_post_verifier_fallback(reason) {
+        let input = match &ctx.state.composer_input {
+            Some(input) => input.clone(),
+            None => build_composer_input(ctx),
+        };
+        fallback::post_verifier_answer(ctx.state.lang, &input)
+    } else {
+        fallback::pre_verification_answer(
+            ctx.state.lang,
+            reason,
+            fallback::ToolCounts::from_invocations(&ctx.state.invocations),
+            ctx.state.run_id,
+        )
+    };
+    ctx.state.final_answer = Some(answer);
+    result(Outcome::Completed, reason)
+}
+
+/// The Composer's whitelist input, from the Verifier-allowed material only.
+pub(crate) fn build_composer_input(ctx: &RunCtx<'_>) -> crate::engine::dto::ComposerInput {
+    let s = &ctx.state;
+    let verdict = s
+        .effective_verdict
+        .unwrap_or(crate::engine::contracts::Verdict::Reject);
+    let empty_output = crate::engine::contracts::ExecutorEvidence::default();
+    let (output, evidence) = match &s.verified {
+        Some(p) => (&p.verified_output, p.verified_evidence.as_slice()),
+        None => (&empty_output, &[][..]),
+    };
+    match &s.verifier_output {
+        Some(v) => allowed::build_composer_input(&s.question, s.lang, verdict, output, evidence, v),
+        None => crate::engine::dto::ComposerInput {
+            original_query: s.question.clone(),
+            lang: s.lang,
+            verdict,
+            allowed_claims: vec![],
+            allowed_hypotheses: vec![],
+            missing_info: vec![],
+            recommended_actions: vec![],
+            rationale: String::new(),
+        },
+    }
+}

@@ -1,0 +1,334 @@
+//! Building executor_evidence_v2 claims from collected evidence.
+//!
+//! Claims come only from evidence refs: one claim per alert, one per log
+//! group (with its count and time range, binding every line), one
+//! negative_observation per query that found nothing. A root_cause claim
+//! is made only when error logs sit on the service of a firing alert, and
+//! binds both. Runbook text becomes hypotheses and actions, never claims.
+//! Every binding's excerpt is the ref text itself.
+
+use super::evidence::{AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank};
+use super::text::{clean, contains_ci, literal_pieces};
+use crate::engine::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
+use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+
+const MAX_ALERT_CLAIMS: usize = 5;
+const MAX_LOG_CLAIMS: usize = 4;
+const MAX_NEGATIVE_CLAIMS: usize = 4;
+const NARROW_MAX_CLAIMS: usize = 2;
+/// Error lines of one pattern needed before it may be called a cause.
+const MIN_CAUSE_LINES: usize = 2;
+
+/// Claims without ids yet; the caller numbers them.
+pub struct Draft {
+    pub claims: Vec<Claim>,
+    pub hypotheses: Vec<Hypothesis>,
+    pub actions: Vec<RecommendedAction>,
+    pub missing: Vec<String>,
+}
+
+pub fn binding(src: &Source) -> EvidenceBinding {
+    EvidenceBinding {
+        source_type: "tool_trace".into(),
+        source_id: String::new(),
+        tool_name: src.tool.clone(),
+        source_invocation_id: src.invocation_id,
+        invalid_invocation_id: None,
+        raw_path: Some(src.raw_path.clone()),
+        evidence_excerpt: src.text.clone(),
+    }
+}
+
+fn claim(claim_type: &str, text: String, bindings: Vec<EvidenceBinding>) -> Claim {
+    Claim {
+        claim_id: String::new(),
+        claim_type: claim_type.into(),
+        claim_text: text,
+        support_level: "direct".into(),
+        evidence_bindings: bindings,
+    }
+}
+
+pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
+    let zh = lang == Lang::Zh;
+    let mut claims = Vec::new();
+    let groups = group_logs(&c.logs);
+    let mut used_alert: Vec<bool> = vec![false; c.alerts.len()];
+    let mut used_group: Vec<bool> = vec![false; groups.len()];
+
+    if !narrow {
+        // Root cause: the top error group on a service with a firing alert.
+        'outer: for (gi, g) in groups.iter().enumerate() {
+            let Some(first) = g.first() else { continue };
+            // One stray error line is not a pattern; a cause needs repeats.
+            if level_rank(&first.level) != 0
+                || first.service.is_empty()
+                || g.len() < MIN_CAUSE_LINES
+            {
+                continue;
+            }
+            for (ai, a) in c.alerts.iter().enumerate() {
+                if a.state == "firing" && a.service.eq_ignore_ascii_case(&first.service) {
+                    let mut b = vec![binding(&a.src)];
+                    b.extend(g.iter().map(|l| binding(&l.src)));
+                    claims.push(claim("root_cause", root_cause_text(a, g, zh), b));
+                    used_alert[ai] = true;
+                    used_group[gi] = true;
+                    break 'outer;
+                }
+            }
+        }
+    }
+    // Firing alerts first, then the rest, in result order.
+    let mut alert_order: Vec<usize> = (0..c.alerts.len()).collect();
+    alert_order.sort_by_key(|i| {
+        c.alerts
+            .get(*i)
+            .map_or(1, |a| u8::from(a.state != "firing"))
+    });
+    let alert_cap = if narrow {
+        NARROW_MAX_CLAIMS
+    } else {
+        MAX_ALERT_CLAIMS
+    };
+    for i in alert_order
+        .into_iter()
+        .filter(|i| !used_alert[*i])
+        .take(alert_cap)
+    {
+        if let Some(a) = c.alerts.get(i) {
+            let kind = if !narrow && a.state == "firing" {
+                "symptom"
+            } else {
+                "observation"
+            };
+            claims.push(claim(kind, alert_text(a, zh), vec![binding(&a.src)]));
+        }
+    }
+    let log_cap = if narrow {
+        NARROW_MAX_CLAIMS
+    } else {
+        MAX_LOG_CLAIMS
+    };
+    let log_claims = used_group.iter().filter(|u| **u).count();
+    for (gi, g) in groups
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used_group[*i])
+        .take(log_cap.saturating_sub(log_claims))
+    {
+        let _ = gi;
+        claims.push(claim(
+            "observation",
+            group_text(g, zh),
+            g.iter().map(|l| binding(&l.src)).collect(),
+        ));
+    }
+    let negatives: Vec<&NoEvidence> = c
+        .no_evidence
+        .iter()
+        .filter(|n| n.src.tool != LOOKUP_KNOWLEDGE)
+        .take(MAX_NEGATIVE_CLAIMS)
+        .collect();
+    for n in &negatives {
+        claims.push(claim(
+            "negative_observation",
+            negative_text(n, zh),
+            vec![binding(&n.src)],
+        ));
+    }
+    if narrow {
+        claims.truncate(NARROW_MAX_CLAIMS);
+    }
+
+    let mut missing: Vec<String> = c
+        .failures
+        .iter()
+        .map(|f| {
+            if zh {
+                format!("工具调用未返回证据：{f}")
+            } else {
+                format!("A tool call returned no evidence: {f}")
+            }
+        })
+        .collect();
+    for (tool, query, returned, total) in &c.truncated {
+        missing.push(if zh {
+            format!("{tool} {query} 只返回了 {returned} 条（共 {total} 条匹配），上面的条数只统计返回的行")
+        } else {
+            format!("{tool} {query} returned {returned} of {total} matching lines; the counts above are of the returned lines only")
+        });
+    }
+    if c.alerts.is_empty() && c.logs.is_empty() {
+        missing.push(if zh {
+            "本次查询没有检索到任何告警或日志证据，无法给出根因".into()
+        } else {
+            "The queries returned no alert or log evidence, so no cause can be stated".into()
+        });
+    } else if !claims.iter().any(|c| c.claim_type == "root_cause") && !narrow {
+        missing.push(if zh {
+            "证据没有把重复出现的错误日志与某个触发中的告警关联起来，根因无法由证据直接确定".into()
+        } else {
+            "The evidence does not tie a repeated error pattern to a firing alert on the same service, so no cause is confirmed".into()
+        });
+    }
+    let (hypotheses, actions) = if narrow {
+        (vec![], vec![])
+    } else {
+        super::runbook::material(&c.knowledge, &c.no_evidence, zh)
+    };
+    Draft {
+        claims,
+        hypotheses,
+        actions,
+        missing,
+    }
+}
+
+fn details(a: &AlertItem) -> String {
+    a.details
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn alert_text(a: &AlertItem, zh: bool) -> String {
+    let name = if a.alertname.is_empty() {
+        "(unnamed alert)"
+    } else {
+        &a.alertname
+    };
+    let state = if a.state.is_empty() {
+        "unknown"
+    } else {
+        &a.state
+    };
+    let d = details(a);
+    match (zh, a.service.is_empty()) {
+        (false, false) => format!("{name} is {state} on {} ({d})", a.service),
+        (false, true) => format!("{name} is {state} ({d})"),
+        (true, false) => format!("{} 上的告警 {name} 状态为 {state}（{d}）", a.service),
+        (true, true) => format!("告警 {name} 状态为 {state}（{d}）"),
+    }
+}
+
+/// The quoted pattern of a group: its template when every literal piece of
+/// it is in the first line's ref text (so a reader and the Verifier can
+/// find it there), else a cleaned prefix of that ref text.
+fn quote(g: &[&LogItem]) -> String {
+    let Some(first) = g.first() else {
+        return String::new();
+    };
+    let t = first.template.replace('"', "'");
+    if literal_pieces(&t)
+        .iter()
+        .all(|p| contains_ci(&first.src.text, p))
+        && !t.is_empty()
+    {
+        t
+    } else {
+        clean(&first.src.text, 120).replace('"', "'")
+    }
+}
+
+fn time_range(g: &[&LogItem], zh: bool) -> String {
+    let first = g
+        .iter()
+        .map(|l| l.ts.as_str())
+        .filter(|t| !t.is_empty())
+        .min();
+    let last = g
+        .iter()
+        .map(|l| l.ts.as_str())
+        .filter(|t| !t.is_empty())
+        .max();
+    match (first, last, zh) {
+        (Some(a), Some(b), false) if a != b => format!(" between {a} and {b}"),
+        (Some(a), _, false) => format!(" at {a}"),
+        (Some(a), Some(b), true) if a != b => format!("（{a} 至 {b}）"),
+        (Some(a), _, true) => format!("（{a}）"),
+        _ => String::new(),
+    }
+}
+
+fn group_text(g: &[&LogItem], zh: bool) -> String {
+    let Some(first) = g.first() else {
+        return String::new();
+    };
+    let n = g.len();
+    let level = if first.level.is_empty() {
+        "log"
+    } else {
+        &first.level
+    };
+    let who = if first.service.is_empty() {
+        "The logs"
+    } else {
+        &first.service
+    };
+    let lines = if n == 1 { "line" } else { "lines" };
+    if zh {
+        let who = if first.service.is_empty() {
+            "日志中"
+        } else {
+            &first.service
+        };
+        format!(
+            "{who} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"",
+            time_range(g, true),
+            quote(g)
+        )
+    } else {
+        format!(
+            "{who} logged {n} {level} {lines}{} matching \"{}\"",
+            time_range(g, false),
+            quote(g)
+        )
+    }
+}
+
+fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
+    let n = g.len();
+    let level = g.first().map_or("ERROR", |l| l.level.as_str());
+    let d = details(a);
+    if zh {
+        format!(
+            "{} 的可能根因：告警 {} 处于 {}（{d}）期间，记录了 {n} 条 {level} 日志{}，模式为 \"{}\"",
+            a.service,
+            a.alertname,
+            a.state,
+            time_range(g, true),
+            quote(g)
+        )
+    } else {
+        let lines = if n == 1 { "line" } else { "lines" };
+        format!(
+            "Likely cause on {}: {n} {level} log {lines}{} matching \"{}\", while {} is {} ({d})",
+            a.service,
+            time_range(g, false),
+            quote(g),
+            a.alertname,
+            a.state
+        )
+    }
+}
+
+fn negative_text(n: &NoEvidence, zh: bool) -> String {
+    let (noun_en, noun_zh) = match n.src.tool.as_str() {
+        QUERY_METRICS => ("alerts", "告警"),
+        LOOKUP_KNOWLEDGE => ("documents", "文档"),
+        _ => ("logs", "日志"),
+    };
+    if zh {
+        format!(
+            "本次查询 {} {} 未检索到匹配的{noun_zh}",
+            n.src.tool, n.query
+        )
+    } else {
+        format!(
+            "The query {} {} found no matching {noun_en}",
+            n.src.tool, n.query
+        )
+    }
+}

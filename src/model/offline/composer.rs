@@ -1,0 +1,294 @@
+//! The offline Composer: renders the Verifier-allowed material into the
+//! final answer, in the question's language.
+//!
+//! Structure: a verdict-appropriate opening, the likely cause (root_cause
+//! claims), findings (indirect ones marked), what the queries did not find
+//! (worded only as "the query found no matching ..."), unconfirmed
+//! hypotheses, missing information and next steps. Negative claims are
+//! re-worded from their `$.no_evidence` text rather than copied, and any
+//! over-statement phrase that reached the text through quoted tool text is
+//! scrubbed before the answer leaves.
+
+use super::text::clean;
+use crate::engine::contracts::{
+    ComposerAction, ComposerOutput, Lang, OVERSTATEMENT_PHRASES, Verdict, Verification,
+    find_overstatement,
+};
+use crate::engine::dto::{AllowedClaim, ComposerInput};
+use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use std::fmt::Write;
+
+pub fn compose(input: &ComposerInput) -> ComposerOutput {
+    let zh = input.lang == Lang::Zh;
+    let causes: Vec<&AllowedClaim> = input
+        .allowed_claims
+        .iter()
+        .filter(|c| !c.is_negative && c.claim_type == "root_cause")
+        .collect();
+    let findings: Vec<&AllowedClaim> = input
+        .allowed_claims
+        .iter()
+        .filter(|c| !c.is_negative && c.claim_type != "root_cause")
+        .collect();
+    let negatives: Vec<&AllowedClaim> = input
+        .allowed_claims
+        .iter()
+        .filter(|c| c.is_negative)
+        .collect();
+
+    let mut out = String::new();
+    out.push_str(opening(
+        input.verdict,
+        causes.is_empty() && findings.is_empty(),
+        zh,
+    ));
+    out.push('\n');
+    section(
+        &mut out,
+        if zh { "可能原因" } else { "Likely cause" },
+        causes.iter().map(|c| finding_line(c, zh)),
+    );
+    section(
+        &mut out,
+        if zh { "发现" } else { "Findings" },
+        findings.iter().map(|c| finding_line(c, zh)),
+    );
+    section(
+        &mut out,
+        if zh {
+            "本次查询未检索到"
+        } else {
+            "What the queries did not find"
+        },
+        negatives.iter().map(|c| negative_line(c, zh)),
+    );
+    section(
+        &mut out,
+        if zh {
+            "未经证实的假设（来自知识库，未在当前环境中观测到）"
+        } else {
+            "Unconfirmed hypotheses (runbook guidance, not observed here)"
+        },
+        input
+            .allowed_hypotheses
+            .iter()
+            .map(|h| clean(&h.hypothesis_text, 300)),
+    );
+    section(
+        &mut out,
+        if zh {
+            "缺少的信息"
+        } else {
+            "Missing information"
+        },
+        input.missing_info.iter().map(|m| clean(m, 300)),
+    );
+    let actions: Vec<ComposerAction> = input
+        .recommended_actions
+        .iter()
+        .take(5)
+        .map(|a| ComposerAction {
+            action_text: scrub(&clean(&a.action_text, 200)),
+            reason: scrub(&clean(&a.reason, 200)),
+        })
+        .collect();
+    section(
+        &mut out,
+        if zh { "下一步" } else { "Next steps" },
+        actions.iter().map(|a| a.action_text.clone()),
+    );
+    let summary = summary(input, &causes, &findings, &negatives, zh);
+    let candidate = ComposerOutput {
+        answer_summary: scrub(&summary),
+        recommended_actions: actions,
+        user_facing_answer: scrub(out.trim_end()),
+    };
+    if find_overstatement(&candidate).is_none() {
+        return candidate;
+    }
+    // Unicode case folding can defeat the scrub; answer with counts only.
+    let n = input.allowed_claims.len();
+    let text = if zh {
+        format!("共有 {n} 条经核验的结论，其原文无法安全展示，请查看运行轨迹。")
+    } else {
+        format!(
+            "{n} verified finding(s) could not be rendered safely; see the run trace for the evidence."
+        )
+    };
+    ComposerOutput {
+        answer_summary: text.clone(),
+        recommended_actions: vec![],
+        user_facing_answer: text,
+    }
+}
+
+fn opening(verdict: Verdict, nothing_positive: bool, zh: bool) -> &'static str {
+    match (verdict, nothing_positive, zh) {
+        (Verdict::Pass, false, false) => "Diagnosis, checked against the recorded evidence:",
+        (Verdict::Pass, false, true) => "诊断结果（已与记录的证据逐条核对）：",
+        (Verdict::Pass, true, false) => {
+            "The queries returned no positive evidence; here is what was checked:"
+        }
+        (Verdict::Pass, true, true) => "本次查询没有检索到正向证据，以下是已检查的内容：",
+        (Verdict::LowConfid, _, false) => {
+            "Partial diagnosis with low confidence: some points are only indirectly supported, so treat them with caution."
+        }
+        (Verdict::LowConfid, _, true) => {
+            "低置信度的部分诊断：部分结论只有间接证据支撑，请谨慎参考。"
+        }
+        (Verdict::Reject, _, false) => {
+            "The evidence does not support a trustworthy diagnosis. Only the verified observations below can be stated."
+        }
+        (Verdict::Reject, _, true) => "现有证据不足以给出可信的诊断，只能陈述以下经核验的观察。",
+    }
+}
+
+fn section(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {
+    let lines: Vec<String> = lines.filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return;
+    }
+    let colon = if title.chars().any(super::text::is_han) {
+        "："
+    } else {
+        ":"
+    };
+    let _ = write!(out, "\n{title}{colon}\n");
+    for l in lines {
+        let _ = writeln!(out, "- {l}");
+    }
+}
+
+/// `[query_logs #12 x5]`: which invocations back the claim.
+fn citation(c: &AllowedClaim) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, i64)> = Vec::new();
+    for e in &c.evidence {
+        let key = (e.tool_name.clone(), e.source_invocation_id);
+        if seen.contains(&key) {
+            continue;
+        }
+        let n = c
+            .evidence
+            .iter()
+            .filter(|x| {
+                x.tool_name == e.tool_name && x.source_invocation_id == e.source_invocation_id
+            })
+            .count();
+        parts.push(if n > 1 {
+            format!("{} #{} x{n}", e.tool_name, e.source_invocation_id)
+        } else {
+            format!("{} #{} {}", e.tool_name, e.source_invocation_id, e.raw_path)
+        });
+        seen.push(key);
+    }
+    format!("[{}]", parts.join("; "))
+}
+
+fn finding_line(c: &AllowedClaim, zh: bool) -> String {
+    let mark = match (c.verification, zh) {
+        (Verification::IndirectSupport, false) => " (indirect support only)",
+        (Verification::IndirectSupport, true) => "（仅有间接证据）",
+        _ => "",
+    };
+    format!("{}{mark} {}", clean(&c.claim_text, 400), citation(c))
+}
+
+/// A negative claim, re-worded from the `$.no_evidence` text it rests on.
+fn negative_line(c: &AllowedClaim, zh: bool) -> String {
+    let Some(e) = c.evidence.first() else {
+        return String::new();
+    };
+    let query = e
+        .matched_text
+        .split(';')
+        .find_map(|s| s.trim().strip_prefix("query="))
+        .map(|q| clean(q, 160))
+        .unwrap_or_default();
+    let (noun_en, noun_zh) = match e.tool_name.as_str() {
+        QUERY_METRICS => ("alerts", "告警"),
+        LOOKUP_KNOWLEDGE => ("documents", "文档"),
+        _ => ("logs", "日志"),
+    };
+    let q = if query.is_empty() {
+        String::new()
+    } else {
+        format!(" ({query})")
+    };
+    if zh {
+        format!(
+            "查询 {}{q} 未检索到匹配的{noun_zh}。这只说明本次查询没有命中结果，不能据此下结论。 {}",
+            e.tool_name,
+            citation(c)
+        )
+    } else {
+        format!(
+            "The query {}{q} found no matching {noun_en}. This only means the query returned nothing; it is not a conclusion about the system. {}",
+            e.tool_name,
+            citation(c)
+        )
+    }
+}
+
+fn summary(
+    input: &ComposerInput,
+    causes: &[&AllowedClaim],
+    findings: &[&AllowedClaim],
+    negatives: &[&AllowedClaim],
+    zh: bool,
+) -> String {
+    if let Some(c) = causes.first() {
+        return clean(&c.claim_text, 300);
+    }
+    if findings.len() == 1 && negatives.is_empty() {
+        return findings
+            .first()
+            .map_or(String::new(), |c| clean(&c.claim_text, 300));
+    }
+    if findings.is_empty() && !negatives.is_empty() {
+        return if zh {
+            format!(
+                "{} 个查询未检索到匹配结果，没有可陈述的正向证据。",
+                negatives.len()
+            )
+        } else {
+            format!(
+                "{} quer(ies) found no matching results; there is no positive evidence to state.",
+                negatives.len()
+            )
+        };
+    }
+    let verdict = input.verdict.as_str();
+    if zh {
+        format!(
+            "{verdict}：{} 条经核验的发现，{} 个查询未检索到匹配结果，尚无可确认的根因。",
+            findings.len(),
+            negatives.len()
+        )
+    } else {
+        format!(
+            "{verdict}: {} verified finding(s), {} quer(ies) with no matching results; no cause is confirmed.",
+            findings.len(),
+            negatives.len()
+        )
+    }
+}
+
+/// Removes over-statement phrases (ASCII case-insensitively) that quoted
+/// tool text may carry, so quoting a log line can never make the answer
+/// claim more than the evidence.
+pub fn scrub(text: &str) -> String {
+    let mut s = text.to_string();
+    for phrase in OVERSTATEMENT_PHRASES {
+        loop {
+            let lower = s.to_ascii_lowercase();
+            let Some(pos) = lower.find(phrase) else { break };
+            let end = pos + phrase.len();
+            if !s.is_char_boundary(pos) || !s.is_char_boundary(end) {
+                break;
+            }
+            s.replace_range(pos..end, "…");
+        }
+    }
+    s
+}

@@ -1,0 +1,642 @@
+//! Entities in a question (or a gap fact): services the pack knows, alert
+//! names, symptoms (error words in English and Chinese), literal keywords,
+//! a time window, and whether the question is *narrow* (seed 002 section
+//! 2.4: confirm one alert, one service's logs, one error).
+//!
+//! Matching is deliberately generic: services come from the pack's list
+//! (exact, with/without a `-service` suffix, or by their distinctive name
+//! tokens) or look like service names; alert names are CamelCase words that
+//! read like alerts. Nothing here knows the shipped pack.
+
+use super::text::{contains_word, is_han};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// One kind of symptom the question may name, with how to look for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Symptom {
+    pub id: &'static str,
+    /// Lowercase English phrases, matched as whole words.
+    en: &'static [&'static str],
+    /// Chinese phrases, matched as substrings.
+    zh: &'static [&'static str],
+    /// Substrings to search log messages for (query_logs `keyword`).
+    pub log_keywords: &'static [&'static str],
+    /// Terms for the knowledge lookup.
+    pub knowledge: &'static str,
+}
+
+pub const SYMPTOMS: &[Symptom] = &[
+    Symptom {
+        id: "connection_pool",
+        en: &[
+            "connection pool",
+            "pool exhausted",
+            "hikari",
+            "hikaricp",
+            "hikaripool",
+            "db pool",
+            "pool exhaustion",
+        ],
+        zh: &["连接池"],
+        log_keywords: &["pool"],
+        knowledge: "connection pool exhausted",
+    },
+    Symptom {
+        id: "timeout",
+        en: &["timeout", "timeouts", "timed out", "time out", "time-out"],
+        zh: &["超时"],
+        log_keywords: &["timeout", "timed out"],
+        knowledge: "timeout",
+    },
+    Symptom {
+        id: "oom",
+        en: &[
+            "oom",
+            "oomkilled",
+            "out of memory",
+            "outofmemory",
+            "outofmemoryerror",
+            "memory leak",
+        ],
+        zh: &["内存溢出", "内存不足", "内存泄漏", "oom"],
+        log_keywords: &["outofmemory", "out of memory"],
+        knowledge: "out of memory",
+    },
+    Symptom {
+        id: "memory",
+        en: &["memory", "heap"],
+        zh: &["内存"],
+        log_keywords: &["memory"],
+        knowledge: "memory usage",
+    },
+    Symptom {
+        id: "http_5xx",
+        en: &[
+            "5xx",
+            "500",
+            "502",
+            "503",
+            "504",
+            "internal server error",
+            "bad gateway",
+            "service unavailable",
+            "gateway timeout",
+        ],
+        zh: &["5xx"],
+        log_keywords: &[],
+        knowledge: "5xx error rate",
+    },
+    Symptom {
+        id: "cpu",
+        en: &["cpu", "throttling", "throttled"],
+        zh: &["cpu"],
+        log_keywords: &["cpu"],
+        knowledge: "high cpu usage",
+    },
+    Symptom {
+        id: "latency",
+        en: &[
+            "slow",
+            "slowness",
+            "latency",
+            "latencies",
+            "response time",
+            "p99",
+            "p95",
+            "sluggish",
+        ],
+        zh: &["慢", "延迟", "卡顿", "响应时间", "耗时"],
+        log_keywords: &["slow"],
+        knowledge: "high latency slow response",
+    },
+    Symptom {
+        id: "gc",
+        en: &["gc", "garbage collection", "gc pause"],
+        zh: &["垃圾回收", "gc"],
+        log_keywords: &["gc"],
+        knowledge: "garbage collection pause",
+    },
+    Symptom {
+        id: "disk",
+        en: &[
+            "disk",
+            "no space",
+            "filesystem",
+            "file system",
+            "inode",
+            "inodes",
+        ],
+        zh: &["磁盘", "空间不足"],
+        log_keywords: &["disk", "no space"],
+        knowledge: "disk space filling up",
+    },
+    Symptom {
+        id: "restart",
+        en: &[
+            "restart",
+            "restarts",
+            "restarting",
+            "crash",
+            "crashes",
+            "crashing",
+            "crashloop",
+            "crashloopbackoff",
+            "crashlooping",
+        ],
+        zh: &["重启", "崩溃"],
+        log_keywords: &["restart", "crash"],
+        knowledge: "crash looping restart",
+    },
+    Symptom {
+        id: "connection",
+        en: &[
+            "connection refused",
+            "connection reset",
+            "connection error",
+            "connection errors",
+            "cannot connect",
+            "can't connect",
+            "unreachable",
+            "network",
+        ],
+        zh: &["连接失败", "连接拒绝", "连接异常", "网络"],
+        log_keywords: &["connection"],
+        knowledge: "connection refused network",
+    },
+    Symptom {
+        id: "deadlock",
+        en: &["deadlock", "deadlocks", "lock wait"],
+        zh: &["死锁", "锁等待"],
+        log_keywords: &["deadlock"],
+        knowledge: "deadlock lock wait",
+    },
+    Symptom {
+        id: "down",
+        en: &["down", "unavailable", "outage", "not responding"],
+        zh: &["宕机", "不可用", "挂了"],
+        log_keywords: &[],
+        knowledge: "service down unavailable",
+    },
+    Symptom {
+        id: "errors",
+        en: &[
+            "error",
+            "errors",
+            "exception",
+            "exceptions",
+            "failing",
+            "failure",
+            "failures",
+            "failed",
+        ],
+        zh: &["错误", "异常", "报错", "失败"],
+        log_keywords: &[],
+        knowledge: "errors",
+    },
+];
+
+/// What the question names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entities {
+    /// Services in order of first appearance.
+    pub services: Vec<String>,
+    pub alerts: Vec<String>,
+    pub symptoms: Vec<&'static Symptom>,
+    /// Literal words to search logs for: quoted phrases, exception names,
+    /// CamelCase words that are not alerts, explicit HTTP codes.
+    pub keywords: Vec<String>,
+    pub window_minutes: Option<u32>,
+    /// The question mentions alerts/告警 in general.
+    pub mentions_alerts: bool,
+    /// The question mentions logs/日志 in general.
+    pub mentions_logs: bool,
+    pub mentions_firing: bool,
+}
+
+/// Why a narrow question is narrow: the one thing it asks to confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NarrowTarget {
+    /// "Is there a HighCPUUsage alert (on payment-service)?"
+    Alert {
+        alertname: String,
+        service: Option<String>,
+    },
+    /// "Is payment-service alerting?"
+    ServiceAlerts { service: String, firing: bool },
+    /// "Are there timeout errors in order-service logs?"
+    Logs {
+        service: Option<String>,
+        keyword: Option<String>,
+    },
+}
+
+/// Generic suffixes that do not identify a service on their own.
+const GENERIC_NAME_PARTS: &[&str] = &[
+    "service", "svc", "api", "server", "app", "backend", "worker", "srv", "daemon", "system",
+];
+
+static SERVICE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_](?:service|svc|api|server|db|worker|gateway)\b",
+    )
+    .unwrap()
+});
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z][A-Za-z0-9_]*").unwrap());
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""([^"]{3,80})"|“([^”]{3,80})”|`([^`]{3,80})`|「([^」]{2,80})」"#).unwrap()
+});
+static HTTP_CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(5\d\d|4\d\d)\b").unwrap());
+static WINDOW_EN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:last|past|previous|within|in the last|over the last)\s+(\d{1,4})\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b")
+        .unwrap()
+});
+static WINDOW_ZH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:最近|过去|近)\s*(\d{1,4}|一|两|半)\s*(?:个)?\s*(分钟|小时|钟头|天)").unwrap()
+});
+
+/// Parts of CamelCase words that make them read like an alert name.
+const ALERTISH: &[&str] = &[
+    "high",
+    "low",
+    "down",
+    "latency",
+    "usage",
+    "fail",
+    "missing",
+    "notready",
+    "crash",
+    "restart",
+    "slow",
+    "exhaust",
+    "throttl",
+    "unavailable",
+    "spike",
+    "rate",
+    "quota",
+    "pressure",
+    "alert",
+    "errors",
+    "full",
+    "filling",
+    "lag",
+    "outage",
+    "unreachable",
+    "saturat",
+    "leak",
+    "expir",
+    "flapping",
+    "skew",
+    "absent",
+    "degraded",
+    "timeout",
+    "toomany",
+    "backlog",
+    "offline",
+    "noleader",
+    "insufficient",
+    "behind",
+    "stuck",
+    "overload",
+    "mismatch",
+    "oom",
+    "killed",
+];
+
+pub fn extract(question: &str, known_services: &[String]) -> Entities {
+    let lower = question.to_lowercase();
+    let mut e = Entities {
+        services: find_services(&lower, known_services),
+        ..Default::default()
+    };
+    e.mentions_alerts = ["alert", "alerts", "alarm", "alerting", "firing", "fired"]
+        .iter()
+        .any(|w| contains_word(&lower, w))
+        || ["告警", "报警", "警报"].iter().any(|w| lower.contains(w));
+    e.mentions_firing = contains_word(&lower, "firing") || lower.contains("触发");
+    e.mentions_logs = ["log", "logs", "logged", "logging"]
+        .iter()
+        .any(|w| contains_word(&lower, w))
+        || lower.contains("日志");
+    for s in SYMPTOMS {
+        let hit =
+            s.en.iter().any(|p| contains_word(&lower, p)) || s.zh.iter().any(|p| lower.contains(p));
+        if hit {
+            e.symptoms.push(s);
+        }
+    }
+    for m in WORD.find_iter(question) {
+        let w = m.as_str();
+        if !is_camel(w) || e.services.iter().any(|s| s.eq_ignore_ascii_case(w)) {
+            continue;
+        }
+        let wl = w.to_ascii_lowercase();
+        let exception =
+            wl.ends_with("exception") || wl.ends_with("error") && !wl.ends_with("errors");
+        if !exception && (ALERTISH.iter().any(|a| wl.contains(a)) || e.mentions_alerts) {
+            push_unique(&mut e.alerts, w);
+        } else {
+            push_unique(&mut e.keywords, w);
+        }
+    }
+    for c in QUOTED.captures_iter(question) {
+        if let Some(m) = (1..=4).find_map(|i| c.get(i)) {
+            let q = m.as_str().trim();
+            if !q.is_empty() && !e.alerts.iter().any(|a| a == q) {
+                push_unique(&mut e.keywords, q);
+            }
+        }
+    }
+    for c in HTTP_CODE.captures_iter(&lower) {
+        if let Some(m) = c.get(1) {
+            push_unique(&mut e.keywords, m.as_str());
+        }
+    }
+    e.window_minutes = window_minutes(&lower);
+    e
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|x| x == item) {
+        list.push(item.to_string());
+    }
+}
+
+/// CamelCase: ASCII alphanumeric, at least 6 long, mixed case with at least
+/// two capitals (HighCPUUsage, etcdNoLeader), not all caps.
+pub fn is_camel(w: &str) -> bool {
+    w.len() >= 6
+        && w.chars().all(|c| c.is_ascii_alphanumeric())
+        && w.chars().any(|c| c.is_ascii_lowercase())
+        && w.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2
+}
+
+/// Known services named in the question, then unknown service-like names.
+fn find_services(lower: &str, known: &[String]) -> Vec<String> {
+    let question_words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    // (position, name); a longer name at the same place wins.
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for name in known {
+        let n = name.to_lowercase();
+        if n.is_empty() {
+            continue;
+        }
+        let mut variants = vec![n.clone(), n.replace(['-', '_'], " ")];
+        for suffix in ["-service", "_service", "-svc", "-api", "-server"] {
+            if let Some(base) = n.strip_suffix(suffix)
+                && !base.is_empty()
+            {
+                variants.push(base.to_string());
+                variants.push(base.replace(['-', '_'], " "));
+            }
+        }
+        let exact = variants
+            .iter()
+            .filter(|v| v.len() >= 2 && contains_word(lower, v))
+            .filter_map(|v| lower.find(v.as_str()))
+            .min();
+        let pos = exact.or_else(|| {
+            // Fuzzy: every distinctive part of the name is a question word.
+            let parts: Vec<&str> = n
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
+                .collect();
+            if parts.is_empty() || !parts.iter().all(|p| question_words.contains(p)) {
+                return None;
+            }
+            parts.iter().filter_map(|p| lower.find(p)).min()
+        });
+        if let Some(p) = pos {
+            found.push((p, name.clone()));
+        }
+    }
+    for m in SERVICE_LIKE.find_iter(lower) {
+        let s = m.as_str();
+        let known_hit = found.iter().any(|(_, n)| n.eq_ignore_ascii_case(s))
+            || known.iter().any(|k| k.eq_ignore_ascii_case(s));
+        if !known_hit {
+            found.push((m.start(), s.to_string()));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.len().cmp(&a.1.len())));
+    let mut out: Vec<String> = Vec::new();
+    for (_, name) in found {
+        // Drop a name contained in one already chosen (order-service vs order).
+        let lname = name.to_lowercase();
+        if out.iter().any(|o| {
+            o.to_lowercase() == lname
+                || (o.to_lowercase().contains(&lname) && known_is_prefix(o, &name))
+        }) {
+            continue;
+        }
+        out.push(name);
+    }
+    out
+}
+
+fn known_is_prefix(longer: &str, shorter: &str) -> bool {
+    longer.to_lowercase().starts_with(&shorter.to_lowercase())
+}
+
+fn window_minutes(lower: &str) -> Option<u32> {
+    if let Some(c) = WINDOW_EN.captures(lower) {
+        let n: u32 = c.get(1)?.as_str().parse().ok()?;
+        let unit = c.get(2)?.as_str();
+        let mult = match unit.chars().next()? {
+            'h' => 60,
+            'd' => 1440,
+            _ => 1,
+        };
+        return Some(n.saturating_mul(mult));
+    }
+    if let Some(c) = WINDOW_ZH.captures(lower) {
+        let n: u32 = match c.get(1)?.as_str() {
+            "一" => 1,
+            "两" => 2,
+            "半" => 0,
+            d => d.parse().ok()?,
+        };
+        return Some(match c.get(2)?.as_str() {
+            "分钟" => n,
+            "天" => n.saturating_mul(1440),
+            _ if n == 0 => 30,
+            _ => n.saturating_mul(60),
+        });
+    }
+    for (phrase, minutes) in [
+        ("last hour", 60),
+        ("past hour", 60),
+        ("last day", 1440),
+        ("past day", 1440),
+        ("today", 1440),
+        ("last 24h", 1440),
+    ] {
+        if contains_word(lower, phrase) {
+            return Some(minutes);
+        }
+    }
+    if lower.contains("最近一小时") || lower.contains("今天") {
+        return Some(if lower.contains("今天") { 1440 } else { 60 });
+    }
+    None
+}
+
+/// Words that ask for an explanation: such a question is never narrow.
+const BROAD_EN: &[&str] = &[
+    "why",
+    "cause",
+    "caused",
+    "causing",
+    "root cause",
+    "diagnose",
+    "investigate",
+    "explain",
+    "what happened",
+    "what is wrong",
+    "what's wrong",
+    "how come",
+    "troubleshoot",
+];
+const BROAD_ZH: &[&str] = &[
+    "为什么",
+    "原因",
+    "根因",
+    "排查",
+    "怎么回事",
+    "诊断",
+    "分析",
+    "为何",
+    "怎么了",
+];
+const YES_NO_EN: &[&str] = &[
+    "is",
+    "are",
+    "was",
+    "were",
+    "does",
+    "do",
+    "did",
+    "has",
+    "have",
+    "any",
+    "confirm",
+    "verify",
+    "check whether",
+    "check if",
+    "whether",
+];
+const YES_NO_ZH: &[&str] = &["有没有", "是否", "是不是", "有无", "确认", "吗"];
+
+/// The one thing a narrow question asks to confirm, or None for a broad one.
+pub fn narrow_target(question: &str, e: &Entities) -> Option<NarrowTarget> {
+    let lower = question.trim().to_lowercase();
+    if BROAD_EN.iter().any(|w| contains_word(&lower, w))
+        || BROAD_ZH.iter().any(|w| lower.contains(w))
+    {
+        return None;
+    }
+    let first = lower.split_whitespace().next().unwrap_or("");
+    let yes_no = YES_NO_EN
+        .iter()
+        .any(|w| first == *w || lower.starts_with(&format!("{w} ")))
+        || lower.starts_with("can you confirm")
+        || lower.starts_with("please confirm")
+        || YES_NO_ZH.iter().any(|w| lower.contains(w));
+    if !yes_no || e.services.len() > 1 || e.alerts.len() > 1 {
+        return None;
+    }
+    let service = e.services.first().cloned();
+    if let Some(alert) = e.alerts.first() {
+        return Some(NarrowTarget::Alert {
+            alertname: alert.clone(),
+            service,
+        });
+    }
+    let keyword = e.keywords.first().cloned().or_else(|| {
+        e.symptoms
+            .iter()
+            .find(|s| !s.log_keywords.is_empty())
+            .and_then(|s| s.log_keywords.first())
+            .map(|k| k.to_string())
+    });
+    if e.mentions_logs || (keyword.is_some() && !e.mentions_alerts) {
+        if service.is_none() && keyword.is_none() {
+            return None;
+        }
+        return Some(NarrowTarget::Logs { service, keyword });
+    }
+    if e.mentions_alerts {
+        return service.map(|service| NarrowTarget::ServiceAlerts {
+            service,
+            firing: e.mentions_firing,
+        });
+    }
+    None
+}
+
+/// True when the text contains Chinese.
+pub fn has_han(text: &str) -> bool {
+    text.chars().any(is_han)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<String> {
+        vec![
+            "payment-service".into(),
+            "order-service".into(),
+            "inventory".into(),
+        ]
+    }
+
+    #[test]
+    fn finds_services_alerts_symptoms_and_windows() {
+        let e = extract(
+            "why is payment slow in the last 30 minutes? HighCPUUsage?",
+            &known(),
+        );
+        assert_eq!(e.services, vec!["payment-service".to_string()]);
+        assert_eq!(e.alerts, vec!["HighCPUUsage".to_string()]);
+        assert!(e.symptoms.iter().any(|s| s.id == "latency"));
+        assert_eq!(e.window_minutes, Some(30));
+        let zh = extract("最近1小时 order-service 连接池超时", &known());
+        assert_eq!(zh.services, vec!["order-service".to_string()]);
+        assert!(zh.symptoms.iter().any(|s| s.id == "connection_pool"));
+        assert!(zh.symptoms.iter().any(|s| s.id == "timeout"));
+        assert_eq!(zh.window_minutes, Some(60));
+        let unknown = extract(
+            "is ledger-service throwing SocketTimeoutException?",
+            &known(),
+        );
+        assert_eq!(unknown.services, vec!["ledger-service".to_string()]);
+        assert_eq!(unknown.keywords, vec!["SocketTimeoutException".to_string()]);
+    }
+
+    #[test]
+    fn narrow_and_broad() {
+        let q = "is there a HighCPUUsage alert on payment-service?";
+        let e = extract(q, &known());
+        assert_eq!(
+            narrow_target(q, &e),
+            Some(NarrowTarget::Alert {
+                alertname: "HighCPUUsage".into(),
+                service: Some("payment-service".into())
+            })
+        );
+        let q = "why is payment-service slow?";
+        assert_eq!(narrow_target(q, &extract(q, &known())), None);
+        let q = "order-service 有没有超时日志？";
+        assert_eq!(
+            narrow_target(q, &extract(q, &known())),
+            Some(NarrowTarget::Logs {
+                service: Some("order-service".into()),
+                keyword: Some("timeout".into())
+            })
+        );
+    }
+}

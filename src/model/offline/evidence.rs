@@ -1,0 +1,334 @@
+//! Reading tool results back into evidence items: alerts, log lines,
+//! knowledge blocks, no-evidence answers and failures.
+//!
+//! Every item keeps the invocation id, tool name, raw_path and ref text it
+//! came from, because claims may only be built from those refs. The tool
+//! body is used for structure (service, level, message); when it is absent
+//! or odd, the ref text is parsed instead. Nothing in tool text is ever
+//! interpreted as an instruction: it is data to group and quote.
+
+use super::text::{clean, field, leading_timestamp, ref_fields, template};
+use crate::engine::contracts::NO_EVIDENCE_PATH;
+use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, summarize_args};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Where a piece of evidence came from: exactly what a binding cites.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub invocation_id: Option<i64>,
+    pub tool: String,
+    pub raw_path: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertItem {
+    pub src: Source,
+    pub alertname: String,
+    pub service: String,
+    pub state: String,
+    /// Detail fields as they appear in the ref text (`value=92%`).
+    pub details: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogItem {
+    pub src: Source,
+    pub service: String,
+    pub level: String,
+    /// The message template used for grouping.
+    pub template: String,
+    /// The timestamp as the ref text writes it.
+    pub ts: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnowledgeItem {
+    pub source: String,
+    pub breadcrumb: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoEvidence {
+    pub src: Source,
+    pub query: String,
+}
+
+/// Everything this Executor conversation's tool results contained.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    pub alerts: Vec<AlertItem>,
+    pub logs: Vec<LogItem>,
+    pub knowledge: Vec<KnowledgeItem>,
+    pub no_evidence: Vec<NoEvidence>,
+    /// Human notes on failed or blocked calls.
+    pub failures: Vec<String>,
+    /// Queries whose results were cut at their limit: (tool, query,
+    /// returned, total).
+    pub truncated: Vec<(String, String, usize, u64)>,
+    /// (tool, args summary) of every answered call.
+    pub answered: BTreeSet<String>,
+}
+
+/// Alert detail keys worth stating, in this order.
+const ALERT_DETAILS: &[&str] = &["value", "severity", "active_for", "since"];
+
+pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
+    let mut c = Collected::default();
+    let mut seen_text: BTreeSet<(String, String)> = BTreeSet::new();
+    for r in results {
+        let tool = r
+            .get("tool")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let args = r.get("arguments").cloned().unwrap_or(Value::Null);
+        let query = summarize_args(&args);
+        c.answered.insert(super::planner::query_key(&tool, &args));
+        let invocation_id = r.get("invocation_id").and_then(Value::as_i64);
+        let status = r
+            .get("evidence_status")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let blocked = r.get("blocked").and_then(Value::as_bool).unwrap_or(false);
+        if blocked || status == "failed" {
+            let why = r
+                .get("error")
+                .and_then(Value::as_str)
+                .map(|e| clean(e, 120))
+                .unwrap_or_else(|| {
+                    if blocked {
+                        "not permitted".into()
+                    } else {
+                        "failed".into()
+                    }
+                });
+            c.failures.push(format!("{tool} {query}: {why}"));
+            continue;
+        }
+        let body = r.get("result").unwrap_or(&Value::Null);
+        if body.get("truncated").and_then(Value::as_bool) == Some(true) {
+            let returned = body
+                .get("logs")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let total = body.get("total").and_then(Value::as_u64).unwrap_or(0);
+            c.truncated
+                .push((tool.clone(), query.clone(), returned, total));
+        }
+        let refs = r
+            .get("evidence_refs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for rf in &refs {
+            let (Some(raw_path), Some(text)) = (
+                rf.get("raw_path").and_then(Value::as_str),
+                rf.get("text").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            if invocation_id.is_some_and(|id| skip.contains(&(id, raw_path.to_string()))) {
+                continue;
+            }
+            let src = Source {
+                invocation_id,
+                tool: tool.clone(),
+                raw_path: raw_path.to_string(),
+                text: text.to_string(),
+            };
+            if raw_path == NO_EVIDENCE_PATH {
+                c.no_evidence.push(NoEvidence {
+                    src,
+                    query: query.clone(),
+                });
+                continue;
+            }
+            // The same line or alert returned by two queries is one item.
+            if !seen_text.insert((tool.clone(), text.to_string())) {
+                continue;
+            }
+            let item = array_item(body, raw_path);
+            match tool.as_str() {
+                QUERY_METRICS => c.alerts.push(alert_item(src, item)),
+                QUERY_LOGS => c.logs.push(log_item(src, item, &args)),
+                LOOKUP_KNOWLEDGE => c.knowledge.push(knowledge_item(&src, item)),
+                // Unknown evidence tools: keep their refs as log-like text.
+                _ => c.logs.push(log_item(src, None, &args)),
+            }
+        }
+    }
+    c
+}
+
+/// `$.logs[3]` -> body["logs"][3].
+fn array_item<'a>(body: &'a Value, raw_path: &str) -> Option<&'a Value> {
+    let rest = raw_path.strip_prefix("$.")?;
+    let (name, idx) = rest.split_once('[')?;
+    let idx: usize = idx.strip_suffix(']')?.parse().ok()?;
+    body.get(name)?.get(idx)
+}
+
+fn str_at<'a>(v: Option<&'a Value>, path: &[&str]) -> Option<&'a str> {
+    let mut cur = v?;
+    for p in path {
+        cur = cur.get(p)?;
+    }
+    cur.as_str().filter(|s| !s.trim().is_empty())
+}
+
+fn alert_item(src: Source, item: Option<&Value>) -> AlertItem {
+    let fields = ref_fields(&src.text);
+    let from_text = |k: &str| field(&fields, k).map(str::to_string);
+    let alertname = from_text("alertname")
+        .or_else(|| str_at(item, &["labels", "alertname"]).map(str::to_string))
+        .unwrap_or_default();
+    let service = from_text("service")
+        .or_else(|| str_at(item, &["labels", "service"]).map(str::to_string))
+        .or_else(|| from_text("job"))
+        .or_else(|| from_text("instance"))
+        .unwrap_or_default();
+    let state = from_text("state")
+        .or_else(|| str_at(item, &["state"]).map(str::to_string))
+        .unwrap_or_default();
+    // Details are only stated when the ref text carries them verbatim.
+    let details = ALERT_DETAILS
+        .iter()
+        .filter_map(|k| field(&fields, k).map(|v| (k.to_string(), clean(v, 40))))
+        .filter(|(_, v)| src.text.contains(v.as_str()))
+        .collect();
+    AlertItem {
+        alertname: clean(&alertname, 80),
+        service: clean(&service, 80),
+        state: clean(&state, 20).to_lowercase(),
+        details,
+        src,
+    }
+}
+
+const LEVELS: &[&str] = &[
+    "FATAL", "CRITICAL", "ERROR", "WARNING", "WARN", "NOTICE", "INFO", "DEBUG", "TRACE",
+];
+
+fn log_item(src: Source, item: Option<&Value>, args: &Value) -> LogItem {
+    let ts_text = leading_timestamp(&src.text);
+    let level = str_at(item, &["level"])
+        .map(str::to_string)
+        .or_else(|| {
+            src.text
+                .split_whitespace()
+                .take(4)
+                .find(|w| {
+                    let upper = w.to_ascii_uppercase();
+                    LEVELS.contains(&upper.trim_matches(['[', ']', ':']))
+                })
+                .map(|w| w.trim_matches(['[', ']', ':']).to_string())
+        })
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    let service = str_at(item, &["service"])
+        .or_else(|| args.get("service").and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string();
+    let message = str_at(item, &["message"]).map(str::to_string);
+    // Prefer the body message when the ref text really contains it, so
+    // that the quoted template can be found in the cited text.
+    let message = match message {
+        Some(m) if src.text.contains(m.trim()) => m,
+        _ => strip_prefix_fields(&src.text, ts_text.as_deref(), &level, &service),
+    };
+    LogItem {
+        service: clean(&service, 80),
+        level: clean(&level, 12),
+        template: template(&message),
+        ts: ts_text.unwrap_or_default(),
+        src,
+    }
+}
+
+/// The message part of a `TS LEVEL SERVICE message` ref text.
+fn strip_prefix_fields(text: &str, ts: Option<&str>, level: &str, service: &str) -> String {
+    let mut rest = text.trim_start();
+    if let Some(ts) = ts {
+        rest = rest.strip_prefix(ts).unwrap_or(rest).trim_start();
+    }
+    for word in [level, service] {
+        if word.is_empty() {
+            continue;
+        }
+        if let Some(first) = rest.split_whitespace().next()
+            && first
+                .trim_matches(['[', ']', ':'])
+                .eq_ignore_ascii_case(word)
+        {
+            rest = rest[first.len()..].trim_start();
+        }
+    }
+    rest.to_string()
+}
+
+fn knowledge_item(src: &Source, item: Option<&Value>) -> KnowledgeItem {
+    let source = str_at(item, &["source"]).unwrap_or("").to_string();
+    let breadcrumb = str_at(item, &["breadcrumb"]).unwrap_or("").to_string();
+    let text = str_at(item, &["text"]).unwrap_or(&src.text).to_string();
+    KnowledgeItem {
+        source: clean(&source, 120),
+        breadcrumb: clean(&breadcrumb, 120),
+        text,
+    }
+}
+
+/// Log lines grouped by (service, level, template), in rank order: errors
+/// before warnings before the rest, then by size, then by first seen.
+pub fn group_logs(logs: &[LogItem]) -> Vec<Vec<&LogItem>> {
+    let mut groups: Vec<Vec<&LogItem>> = Vec::new();
+    for l in logs {
+        match groups.iter_mut().find(|g| {
+            g.first().is_some_and(|f| {
+                f.service == l.service && f.level == l.level && f.template == l.template
+            })
+        }) {
+            Some(g) => g.push(l),
+            None => groups.push(vec![l]),
+        }
+    }
+    // Stable sort keeps first-seen order among equals.
+    groups.sort_by(|a, b| {
+        let ra = a.first().map_or(9, |l| level_rank(&l.level));
+        let rb = b.first().map_or(9, |l| level_rank(&l.level));
+        ra.cmp(&rb).then(b.len().cmp(&a.len()))
+    });
+    groups
+}
+
+pub fn level_rank(level: &str) -> u8 {
+    match level.to_ascii_uppercase().as_str() {
+        "FATAL" | "CRITICAL" | "ERROR" | "SEVERE" | "EMERG" | "ALERT" | "CRIT" => 0,
+        "WARN" | "WARNING" => 1,
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn collects_and_dedups_log_lines() {
+        let line = "2026-07-08T23:05:28Z ERROR order-service pool timeout after 30000ms";
+        let result = |id: i64| {
+            json!({"invocation_id": id, "tool": "query_logs", "arguments": {"service": "order-service"},
+                "evidence_status": "supported",
+                "evidence_refs": [{"raw_path": "$.logs[0]", "text": line}],
+                "result": {"logs": [{"ts": "2026-07-08T23:05:28Z", "service": "order-service",
+                    "level": "ERROR", "message": "pool timeout after 30000ms"}], "total": 1}})
+        };
+        let c = collect(&[result(1), result(2)], &BTreeSet::new());
+        assert_eq!(c.logs.len(), 1);
+        assert_eq!(c.logs[0].template, "pool timeout after *ms");
+        assert_eq!(c.logs[0].ts, "2026-07-08T23:05:28Z");
+    }
+}

@@ -1,0 +1,259 @@
+//! The offline Executor: the tool-call protocol and the final
+//! executor_evidence_v2 snapshot.
+//!
+//! Turn 1 calls the planned queries (all at once, within `max_tool_calls`).
+//! Turn 2 may look up runbooks for firing alerts the first turn found (broad
+//! questions only). Then, or at once when no tools are offered, it answers
+//! with claims built only from the refs those calls returned. In an
+//! EVIDENCE_GAP_ONLY round the answer is the full snapshot: the prior
+//! verified claims unchanged, then the new ones.
+
+use super::claims::{self, Draft};
+use super::entities;
+use super::evidence::{self, Collected};
+use super::planner::{self, query_key};
+use crate::engine::contracts::{EXECUTOR_ANSWER_VERSION, ExecutorEvidence, PlannedQuery};
+use crate::engine::dto::{ExecutorInput, PlannerInput, PlannerMode, ToolBrief};
+use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ToolCall};
+use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// Runbook lookups for alerts found in turn 1.
+const MAX_FOLLOW_UPS: usize = 2;
+
+pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
+    let results = request.tool_results();
+    let turns = request
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
+        .count()
+        .max(usize::from(!results.is_empty()));
+    let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    let budget = (input.max_tool_calls as usize).saturating_sub(results.len());
+    let narrow = is_narrow(input);
+    if !offered.is_empty() && budget > 0 {
+        let calls = match turns {
+            0 => first_calls(input, request, &offered),
+            1 if !narrow && input.retry_context.is_none() => follow_ups(&results, &offered),
+            _ => vec![],
+        };
+        let calls: Vec<PlannedQuery> = calls.into_iter().take(budget).collect();
+        if !calls.is_empty() {
+            return tool_calls(calls, turns);
+        }
+    }
+    ChatResponse::text(final_text(input, &results, narrow))
+}
+
+/// Narrow when the offline planner said so, or when the question reads
+/// narrow on its own (an LLM planner gives no such marker).
+fn is_narrow(input: &ExecutorInput) -> bool {
+    if input
+        .planner_plan
+        .reasoning
+        .contains(planner::NARROW_MARK_EN)
+        || input
+            .planner_plan
+            .reasoning
+            .contains(planner::NARROW_MARK_ZH)
+    {
+        return true;
+    }
+    let e = entities::extract(&input.question, &[]);
+    entities::narrow_target(&input.question, &e).is_some()
+}
+
+fn tool_calls(calls: Vec<PlannedQuery>, turn: usize) -> ChatResponse {
+    ChatResponse {
+        content: None,
+        tool_calls: calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, q)| ToolCall {
+                id: format!("offline-{}-{}", turn + 1, i + 1),
+                name: q.tool,
+                arguments: Value::Object(q.arguments).to_string(),
+            })
+            .collect(),
+        finish_reason: FinishReason::ToolCalls,
+        ..Default::default()
+    }
+}
+
+/// The plan's queries; when the plan has none (an LLM planner may give only
+/// step text) and this is a first round, the offline planner's own queries
+/// for the question. Queries that already ran or use tools not offered are
+/// dropped.
+fn first_calls(
+    input: &ExecutorInput,
+    request: &ChatRequest,
+    offered: &[&str],
+) -> Vec<PlannedQuery> {
+    let mut queries = input.planner_plan.queries.clone();
+    if queries.is_empty() && input.retry_context.is_none() {
+        let derived = PlannerInput {
+            question: input.question.clone(),
+            lang: input.lang,
+            mode: PlannerMode::Normal,
+            history: vec![],
+            available_knowledge_domains: vec![],
+            skill_catalog: vec![],
+            known_services: vec![],
+            available_tools: request
+                .tools
+                .iter()
+                .map(|t| ToolBrief {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.parameters.clone(),
+                })
+                .collect(),
+            retry_context: None,
+        };
+        queries = planner::plan(&derived).queries;
+        if let Some(skill) = &input.selected_skill {
+            queries.push(PlannedQuery {
+                tool: crate::tools::READ_SKILL.into(),
+                arguments: json!({ "name": skill })
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                purpose: String::new(),
+            });
+        }
+    }
+    let done: BTreeSet<String> = input
+        .retry_context
+        .iter()
+        .flat_map(|r| r.completed_queries.iter())
+        .map(|q| query_key(&q.tool, &q.arguments))
+        .collect();
+    let mut seen = done;
+    queries
+        .into_iter()
+        .filter(|q| offered.contains(&q.tool.as_str()))
+        .filter(|q| seen.insert(query_key(&q.tool, &Value::Object(q.arguments.clone()))))
+        .collect()
+}
+
+/// Runbook lookups for firing alerts that no knowledge query has named yet.
+fn follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
+    if !offered.contains(&LOOKUP_KNOWLEDGE) {
+        return vec![];
+    }
+    let c = evidence::collect(results, &BTreeSet::new());
+    let asked: Vec<String> = results
+        .iter()
+        .filter(|r| r.get("tool").and_then(Value::as_str) == Some(LOOKUP_KNOWLEDGE))
+        .filter_map(|r| r.pointer("/arguments/query").and_then(Value::as_str))
+        .map(str::to_lowercase)
+        .collect();
+    let mut out: Vec<PlannedQuery> = Vec::new();
+    for a in c
+        .alerts
+        .iter()
+        .filter(|a| a.state == "firing" && a.src.tool == QUERY_METRICS)
+    {
+        let name = a.alertname.clone();
+        if name.is_empty()
+            || asked.iter().any(|q| {
+                q.contains(&name.to_lowercase())
+                    || q.contains(&planner::split_camel(&name).to_lowercase())
+            })
+            || out
+                .iter()
+                .any(|q| q.arguments.get("query") == Some(&json!(planner::split_camel(&name))))
+        {
+            continue;
+        }
+        out.push(PlannedQuery {
+            tool: LOOKUP_KNOWLEDGE.into(),
+            // "HighCPUUsage" -> "High CPU Usage": runbooks are prose.
+            arguments: json!({ "query": planner::split_camel(&name) })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            purpose: String::new(),
+        });
+        if out.len() >= MAX_FOLLOW_UPS {
+            break;
+        }
+    }
+    out
+}
+
+fn final_text(input: &ExecutorInput, results: &[Value], narrow: bool) -> String {
+    let prior = input
+        .retry_context
+        .as_ref()
+        .map(|r| r.prior_verified_output.clone())
+        .unwrap_or_default();
+    // Items the prior claims already bind are not claimed twice.
+    let skip: BTreeSet<(i64, String)> = prior
+        .claims
+        .iter()
+        .flat_map(|c| c.evidence_bindings.iter())
+        .filter_map(|b| Some((b.source_invocation_id?, b.raw_path.clone()?)))
+        .collect();
+    let collected: Collected = evidence::collect(results, &skip);
+    let Draft {
+        claims: new_claims,
+        hypotheses,
+        actions,
+        missing,
+    } = claims::build(&collected, narrow, input.lang);
+    let mut out = ExecutorEvidence {
+        answer_version: EXECUTOR_ANSWER_VERSION.into(),
+        ..prior
+    };
+    let mut next = out
+        .claims
+        .iter()
+        .filter_map(|c| c.claim_id.strip_prefix("claim-")?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0)
+        .max(out.claims.len());
+    for mut c in new_claims {
+        next += 1;
+        c.claim_id = format!("claim-{next}");
+        out.claims.push(c);
+    }
+    for h in hypotheses {
+        if !out
+            .hypotheses
+            .iter()
+            .any(|x| x.hypothesis_text == h.hypothesis_text)
+        {
+            out.hypotheses.push(h);
+        }
+    }
+    for a in actions {
+        if !out
+            .recommended_actions
+            .iter()
+            .any(|x| x.action_text == a.action_text)
+        {
+            out.recommended_actions.push(a);
+        }
+    }
+    for m in missing {
+        if !out.missing_info.contains(&m) {
+            out.missing_info.push(m);
+        }
+    }
+    if input.retry_context.is_some() && results.is_empty() {
+        let note = if input.lang == crate::engine::contracts::Lang::Zh {
+            "补证据轮次没有可执行的新查询，证据缺口仍未补齐"
+        } else {
+            "The evidence-gap round had no new query to run; the gaps remain open"
+        };
+        if !out.missing_info.iter().any(|m| m == note) {
+            out.missing_info.push(note.into());
+        }
+    }
+    serde_json::to_string(&out).unwrap_or_else(|_| {
+        format!("{{\"answer_version\":\"{EXECUTOR_ANSWER_VERSION}\",\"claims\":[],\"hypotheses\":[],\"recommended_actions\":[],\"missing_info\":[]}}")
+    })
+}

@@ -1,3 +1,0 @@
-//! OpenAI-compatible chat-completions provider.
-//!
-//! OWNER: providers helper.

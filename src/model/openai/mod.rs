@@ -1,0 +1,277 @@
+//! OpenAI-compatible chat-completions provider: OpenAI, Qwen (DashScope
+//! compatible mode), DeepSeek, Ollama, vLLM.
+//!
+//! One `chat` is one HTTP exchange bounded by the configured timeout. The
+//! only retry inside the provider is a single back-off after a 429, kept
+//! inside the same time budget and reported in [`ChatResponse::notes`];
+//! every other retry decision belongs to the graph, which sees the error
+//! class ([`ModelErrorKind`]).
+//!
+//! The API key lives in [`ApiKey`], whose `Debug` prints `***`, and every
+//! error message is redacted before it leaves the provider.
+
+mod errors;
+mod wire;
+
+pub use wire::{parse_response, request_body};
+
+use crate::config::{Config, mask_url};
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use std::fmt;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A response larger than this is not a chat answer.
+const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Below this much remaining budget a 429 retry cannot succeed anyway.
+const MIN_RETRY_BUDGET: Duration = Duration::from_millis(50);
+
+/// An API key. Never printed: `Debug` shows `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    /// The variable the key is read from; empty means a keyless endpoint.
+    /// Only used to word errors.
+    pub api_key_env: String,
+    /// Budget of one `chat` call, the 429 back-off included.
+    pub timeout: Duration,
+    pub max_tokens: Option<u32>,
+    /// Wait before the one 429 retry when the server sends no Retry-After.
+    pub rate_limit_backoff: Duration,
+    /// Upper bound on a Retry-After the provider will honour.
+    pub max_rate_limit_backoff: Duration,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            api_key_env: crate::config::DEFAULT_API_KEY_ENV.into(),
+            timeout: Duration::from_secs(60),
+            max_tokens: None,
+            rate_limit_backoff: Duration::from_millis(500),
+            max_rate_limit_backoff: Duration::from_secs(2),
+        }
+    }
+
+    /// From the effective configuration; the key is read from the
+    /// environment now.
+    pub fn from_config(config: &Config) -> OpenAiConfig {
+        OpenAiConfig {
+            api_key: config.api_key().map(ApiKey::new),
+            api_key_env: config.model.api_key_env.clone(),
+            timeout: config.model_timeout(),
+            max_tokens: config.model.max_tokens,
+            ..OpenAiConfig::new(&config.model.base_url, &config.model.model)
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct OpenAiModel {
+    cfg: OpenAiConfig,
+    endpoint: reqwest::Url,
+    /// `base_url` with any password masked, for messages.
+    shown_url: String,
+    client: reqwest::Client,
+}
+
+fn config_error(message: impl Into<String>) -> ModelError {
+    ModelError::new(ModelErrorKind::Config, message)
+}
+
+impl OpenAiModel {
+    /// From the effective configuration (key read from the environment now).
+    pub fn from_config(config: &Config) -> Result<OpenAiModel, ModelError> {
+        OpenAiModel::new(OpenAiConfig::from_config(config))
+    }
+
+    pub fn new(cfg: OpenAiConfig) -> Result<OpenAiModel, ModelError> {
+        let shown_url = mask_url(cfg.base_url.trim());
+        let base = cfg.base_url.trim().trim_end_matches('/');
+        let full = if base.ends_with("/chat/completions") {
+            base.to_string()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let endpoint = reqwest::Url::parse(&full)
+            .map_err(|e| config_error(format!("model.base_url {shown_url:?} is not a URL: {e}")))?;
+        if !matches!(endpoint.scheme(), "http" | "https") {
+            return Err(config_error(format!(
+                "model.base_url {shown_url:?} must be http:// or https://"
+            )));
+        }
+        if cfg.model.trim().is_empty() {
+            return Err(config_error("model.model is empty"));
+        }
+        if cfg.timeout.is_zero() {
+            return Err(config_error("model.timeout_secs must be at least 1"));
+        }
+        let keyless = cfg.api_key_env.trim().is_empty() || is_local(&endpoint);
+        if cfg.api_key.is_none() && !keyless {
+            let var = cfg.api_key_env.trim();
+            let also = if var == crate::config::DEFAULT_API_KEY_ENV {
+                format!(" (or {})", crate::config::FALLBACK_API_KEY_ENV)
+            } else {
+                String::new()
+            };
+            return Err(config_error(format!(
+                "no API key for {shown_url}: set {var}{also}, or set model.api_key_env = \"\" for a keyless endpoint"
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(cfg.timeout)
+            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
+        Ok(OpenAiModel {
+            cfg,
+            endpoint,
+            shown_url,
+            client,
+        })
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.cfg.api_key.as_ref().map(ApiKey::expose)
+    }
+
+    /// One HTTP exchange: status, headers and the (bounded) body.
+    async fn post(
+        &self,
+        body: &serde_json::Value,
+        timeout: Duration,
+    ) -> Result<(u16, HeaderMap, Vec<u8>), ModelError> {
+        let mut req = self
+            .client
+            .post(self.endpoint.clone())
+            .timeout(timeout)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .json(body);
+        if let Some(key) = self.key() {
+            req = req.bearer_auth(key);
+        }
+        let transport = |e: reqwest::Error| errors::transport_error(&e, &self.shown_url, timeout);
+        let mut resp = req.send().await.map_err(transport)?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(ModelError::new(
+                    ModelErrorKind::Protocol,
+                    format!("response body larger than {} MiB", MAX_BODY_BYTES >> 20),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok((status, headers, bytes))
+    }
+
+    async fn exchange(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let deadline = Instant::now() + self.cfg.timeout;
+        let body = wire::request_body(&self.cfg.model, request, self.cfg.max_tokens);
+        let (mut status, headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
+        let mut notes = Vec::new();
+        if status == 429 {
+            let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            // OpenAI documents `retry-after-ms` as the more precise hint.
+            let hinted = header("retry-after-ms")
+                .and_then(|v| errors::retry_after(Some(v)))
+                .map(|d| d / 1000)
+                .or_else(|| errors::retry_after(header(RETRY_AFTER.as_str())));
+            let wait = hinted
+                .unwrap_or(self.cfg.rate_limit_backoff)
+                .min(self.cfg.max_rate_limit_backoff);
+            let remaining = deadline.saturating_duration_since(Instant::now() + wait);
+            if remaining < MIN_RETRY_BUDGET {
+                return Err(ModelError::new(
+                    ModelErrorKind::RateLimited,
+                    format!(
+                        "HTTP 429 and no time left in the {} ms budget for a back-off of {} ms",
+                        self.cfg.timeout.as_millis(),
+                        wait.as_millis()
+                    ),
+                ));
+            }
+            tokio::time::sleep(wait).await;
+            (status, _, bytes) = self.post(&body, remaining).await?;
+            if status == 429 {
+                return Err(ModelError::new(
+                    ModelErrorKind::RateLimited,
+                    format!(
+                        "HTTP 429 twice; backed off {} ms once and stopped",
+                        wait.as_millis()
+                    ),
+                ));
+            }
+            notes.push(format!(
+                "429 back-off {} ms{}, then retried once",
+                wait.as_millis(),
+                if hinted.is_some() {
+                    " (Retry-After)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if !(200..300).contains(&status) {
+            return Err(errors::status_error(status, &bytes));
+        }
+        let mut response = wire::parse_response(&bytes)?;
+        response.notes.extend(notes);
+        Ok(response)
+    }
+}
+
+/// Local endpoints (Ollama, vLLM on this machine) may run without a key.
+fn is_local(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || ip.is_unspecified(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiModel {
+    fn name(&self) -> String {
+        format!("openai:{}", self.cfg.model)
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.exchange(request).await.map_err(|mut e| {
+            e.message = errors::redact(&e.message, self.key());
+            e
+        })
+    }
+}

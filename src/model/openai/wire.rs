@@ -1,0 +1,342 @@
+//! The chat-completions wire format: our [`ChatRequest`] as a request body,
+//! and a response body back into a [`ChatResponse`].
+//!
+//! The parser reads the body as an untyped JSON value on purpose: servers
+//! that call themselves OpenAI-compatible differ (content as a string, null
+//! or an array of parts; arguments as a string or an object; the legacy
+//! `function_call`; missing `usage`). Anything that still carries a message
+//! is accepted and passed on as it is, so that the engine, not the
+//! transport, decides what a contract violation means for the node. Only a
+//! body without a message (no choices, not JSON) is a protocol error.
+
+use crate::model::{
+    ChatRequest, ChatResponse, FinishReason, Message, ModelError, ModelErrorKind, ToolCall, Usage,
+};
+use serde_json::{Map, Value, json};
+
+/// The JSON body for `POST {base}/chat/completions`.
+pub fn request_body(model: &str, request: &ChatRequest, max_tokens: Option<u32>) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("temperature".into(), json!(0));
+    body.insert("stream".into(), json!(false));
+    if let Some(m) = max_tokens {
+        body.insert("max_tokens".into(), json!(m));
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": schema_or_empty(&t.parameters),
+                    }
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tool_choice".into(), json!("auto"));
+    }
+    Value::Object(body)
+}
+
+/// A function's `parameters` must be a JSON-schema object; a tool without
+/// arguments still needs `{"type": "object"}` for strict servers.
+fn schema_or_empty(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) if !m.is_empty() => schema.clone(),
+        _ => json!({"type": "object", "properties": {}}),
+    }
+}
+
+fn message_json(m: &Message) -> Value {
+    match m {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut o = Map::new();
+            o.insert("role".into(), json!("assistant"));
+            o.insert(
+                "content".into(),
+                content.as_ref().map_or(Value::Null, |c| json!(c)),
+            );
+            // An empty `tool_calls` array is rejected by some servers.
+            if !tool_calls.is_empty() {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments},
+                        })
+                    })
+                    .collect();
+                o.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(o)
+        }
+        Message::Tool {
+            tool_call_id,
+            content,
+        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+    }
+}
+
+fn protocol(message: impl Into<String>) -> ModelError {
+    ModelError::new(ModelErrorKind::Protocol, message)
+}
+
+/// Parses a 2xx response body.
+pub fn parse_response(body: &[u8]) -> Result<ChatResponse, ModelError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        protocol(format!(
+            "response body is not JSON ({e}); it starts with {:?}",
+            super::errors::snippet(body, 80)
+        ))
+    })?;
+    let Value::Object(root) = value else {
+        return Err(protocol("response body is not a JSON object"));
+    };
+    // Some gateways answer 200 with an error object instead of a status.
+    if let Some(err) = root.get("error").filter(|e| !e.is_null()) {
+        if root.get("choices").is_none() {
+            return Err(protocol(format!(
+                "provider returned an error object: {}",
+                super::errors::error_text(err)
+            )));
+        }
+    }
+    let choice = match root.get("choices") {
+        Some(Value::Array(choices)) => match choices.first() {
+            Some(Value::Object(c)) => c,
+            Some(_) => return Err(protocol("choices[0] is not an object")),
+            None => return Err(protocol("the response has an empty choice list")),
+        },
+        Some(_) => return Err(protocol("`choices` is not an array")),
+        None => return Err(protocol("the response has no `choices`")),
+    };
+    let message = match choice.get("message") {
+        Some(Value::Object(m)) => m,
+        _ => return Err(protocol("choices[0] has no message object")),
+    };
+    let content = parse_content(message.get("content"));
+    let mut tool_calls = parse_tool_calls(message.get("tool_calls"));
+    if tool_calls.is_empty() {
+        if let Some(Value::Object(f)) = message.get("function_call") {
+            tool_calls.extend(function_call(f, 0));
+        }
+    }
+    let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
+        Some("stop") | Some("eos") => FinishReason::Stop,
+        Some("tool_calls") | Some("function_call") => FinishReason::ToolCalls,
+        Some("length") => FinishReason::Length,
+        Some(_) => FinishReason::Other,
+        None if !tool_calls.is_empty() => FinishReason::ToolCalls,
+        None => FinishReason::Stop,
+    };
+    let mut notes = vec![];
+    // A refusal is neither content nor a tool call; keep the reason visible.
+    if let Some(r) = message.get("refusal").and_then(Value::as_str) {
+        if content.is_none() && tool_calls.is_empty() {
+            notes.push(format!("model refused: {}", super::errors::clean(r, 200)));
+        }
+    }
+    Ok(ChatResponse {
+        content,
+        tool_calls,
+        finish_reason,
+        usage: parse_usage(root.get("usage")),
+        notes,
+    })
+}
+
+fn parse_content(v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s.clone()),
+        // Content parts: [{"type": "text", "text": "..."}, ...].
+        Some(Value::Array(parts)) => {
+            let text: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => o.get("text").and_then(Value::as_str),
+                    _ => None,
+                })
+                .collect();
+            if text.is_empty() {
+                None
+            } else {
+                Some(text.concat())
+            }
+        }
+        _ => None,
+    }
+}
+
+fn parse_tool_calls(v: Option<&Value>) -> Vec<ToolCall> {
+    let Some(Value::Array(calls)) = v else {
+        return vec![];
+    };
+    calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_object()?;
+            let f = c.get("function")?.as_object()?;
+            let mut call = function_call(f, i)?;
+            if let Some(id) = c
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                call.id = id.to_string();
+            }
+            Some(call)
+        })
+        .collect()
+}
+
+/// A `{name, arguments}` object. Arguments stay raw text, even when they are
+/// not valid JSON: the Executor decides what a broken call means.
+fn function_call(f: &Map<String, Value>, index: usize) -> Option<ToolCall> {
+    let name = f
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let arguments = match f.get("arguments") {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        // Some servers (older Ollama builds) send an object.
+        Some(other) => other.to_string(),
+    };
+    Some(ToolCall {
+        id: format!("call_{index}"),
+        name,
+        arguments,
+    })
+}
+
+fn parse_usage(v: Option<&Value>) -> Usage {
+    let get = |k: &str| {
+        v.and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Usage {
+        prompt_tokens: get("prompt_tokens"),
+        completion_tokens: get("completion_tokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AgentRole;
+    use crate::tools::ToolSpec;
+
+    fn request(tools: bool) -> ChatRequest {
+        ChatRequest {
+            role: AgentRole::Executor,
+            attempt: 1,
+            input: json!({}),
+            messages: vec![
+                Message::System {
+                    content: "s".into(),
+                },
+                Message::User {
+                    content: "u".into(),
+                },
+                Message::Assistant {
+                    content: None,
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "query_logs".into(),
+                        arguments: "{\"service\":\"a\"}".into(),
+                    }],
+                },
+                Message::Tool {
+                    tool_call_id: "c1".into(),
+                    content: "{}".into(),
+                },
+            ],
+            tools: if tools {
+                vec![ToolSpec {
+                    name: "query_logs".into(),
+                    description: "logs".into(),
+                    parameters: json!({"type": "object", "properties": {"service": {"type": "string"}}}),
+                }]
+            } else {
+                vec![]
+            },
+            script: Default::default(),
+        }
+    }
+
+    #[test]
+    fn body_maps_messages_and_tools() {
+        let b = request_body("m", &request(true), Some(100));
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0]["function"]["name"],
+            "query_logs"
+        );
+        assert_eq!(b["messages"][2]["content"], Value::Null);
+        assert_eq!(b["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(b["tools"][0]["type"], "function");
+        assert_eq!(b["tool_choice"], "auto");
+        assert_eq!(b["max_tokens"], 100);
+        let b = request_body("m", &request(false), None);
+        assert!(b.get("tools").is_none() && b.get("tool_choice").is_none());
+        assert!(b.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn parses_content_parts_legacy_calls_and_object_arguments() {
+        let r = parse_response(
+            br#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.content.as_deref(), Some("ab"));
+        assert_eq!(r.usage, Usage::default());
+        let r = parse_response(
+            br#"{"choices":[{"message":{"content":null,"function_call":{"name":"f","arguments":"{}"}},"finish_reason":"function_call"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(r.tool_calls[0].name, "f");
+        let r = parse_response(
+            br#"{"choices":[{"message":{"tool_calls":[{"function":{"name":"g","arguments":{"a":1}}}]}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.tool_calls[0].arguments, r#"{"a":1}"#);
+        assert_eq!(r.tool_calls[0].id, "call_0");
+        assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+    }
+
+    #[test]
+    fn odd_bodies_are_protocol_errors_not_panics() {
+        for bad in [
+            &b"[]"[..],
+            b"null",
+            b"{}",
+            b"{\"choices\": {}}",
+            b"{\"choices\": [1]}",
+            b"{\"choices\": [{}]}",
+            b"{\"error\": {\"message\": \"overloaded\"}}",
+            b"\xff\xfe",
+        ] {
+            let e = parse_response(bad).unwrap_err();
+            assert_eq!(e.kind, ModelErrorKind::Protocol, "{bad:?}");
+        }
+    }
+}

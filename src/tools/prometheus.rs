@@ -1,3 +1,0 @@
-//! query_metrics over the Prometheus HTTP API.
-//!
-//! OWNER: providers helper.

@@ -1,0 +1,170 @@
+//! The Prometheus HTTP API as this tool uses it: GET a path, get the `data`
+//! of a `{"status": "success"}` envelope, or a [`ToolError`] that says
+//! plainly what went wrong (the Executor reads it as the failed result).
+
+use crate::tools::ToolError;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::time::Duration;
+
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    /// The base URL with any password masked, for messages.
+    shown: String,
+    timeout: Duration,
+}
+
+/// A successful answer: the envelope's `data`, and the server's clock (the
+/// `Date` header) so that "active for" is measured on Prometheus' time.
+pub struct Answer {
+    pub data: Value,
+    pub server_time: Option<DateTime<Utc>>,
+}
+
+impl Client {
+    pub fn new(base_url: &str, timeout: Duration) -> Result<Client, ToolError> {
+        let shown = crate::config::mask_url(base_url.trim());
+        let base = base_url.trim().trim_end_matches('/').to_string();
+        let ok = reqwest::Url::parse(&base)
+            .map(|u| matches!(u.scheme(), "http" | "https"))
+            .unwrap_or(false);
+        if !ok {
+            return Err(ToolError::Unavailable(format!(
+                "the Prometheus URL {shown:?} is not an http(s) URL"
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .build()
+            .map_err(|e| ToolError::Unavailable(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Client {
+            http,
+            base,
+            shown,
+            timeout,
+        })
+    }
+
+    pub fn shown_url(&self) -> &str {
+        &self.shown
+    }
+
+    /// GET `{base}{path}` with optional `query=` (PromQL), URL-encoded.
+    pub async fn get(&self, path: &str, promql: Option<&str>) -> Result<Answer, ToolError> {
+        let mut url = reqwest::Url::parse(&format!("{}{path}", self.base))
+            .map_err(|e| ToolError::Unavailable(format!("bad Prometheus URL: {e}")))?;
+        if let Some(q) = promql {
+            url.query_pairs_mut().append_pair("query", q);
+        }
+        let transport = |e: reqwest::Error| self.transport_error(&e);
+        let mut resp = self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = resp.status().as_u16();
+        let server_time = resp
+            .headers()
+            .get(reqwest::header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| DateTime::parse_from_rfc2822(v).ok())
+            .map(|t| t.with_timezone(&Utc));
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(ToolError::Backend(format!(
+                    "Prometheus {path} answered more than {} MiB",
+                    MAX_BODY_BYTES >> 20
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let json: Option<Value> = serde_json::from_slice(&body).ok();
+        let envelope_error = json.as_ref().and_then(|v| {
+            let kind = v.get("errorType").and_then(Value::as_str)?;
+            let msg = v.get("error").and_then(Value::as_str).unwrap_or("");
+            Some((kind.to_string(), clean(msg, 300)))
+        });
+        if !(200..300).contains(&status) {
+            return Err(match (status, envelope_error, promql) {
+                (400, Some((kind, msg)), Some(q)) => ToolError::Backend(format!(
+                    "Prometheus rejected the PromQL query {:?} (HTTP 400, {kind}): {msg}",
+                    clean(q, 300)
+                )),
+                (_, Some((kind, msg)), _) => ToolError::Backend(format!(
+                    "Prometheus {path} answered HTTP {status} ({kind}): {msg}"
+                )),
+                (_, None, _) => {
+                    let text = clean(&String::from_utf8_lossy(&body), 200);
+                    let sep = if text.is_empty() { "" } else { ": " };
+                    ToolError::Backend(format!(
+                        "Prometheus {path} answered HTTP {status}{sep}{text}"
+                    ))
+                }
+            });
+        }
+        let Some(json) = json else {
+            return Err(ToolError::Backend(format!(
+                "Prometheus {path} answered HTTP {status} with a body that is not JSON: {}",
+                clean(&String::from_utf8_lossy(&body), 120)
+            )));
+        };
+        if json.get("status").and_then(Value::as_str) != Some("success") {
+            let detail = envelope_error
+                .map(|(k, m)| format!("{k}: {m}"))
+                .unwrap_or_else(|| "no status \"success\" in the answer".into());
+            return Err(ToolError::Backend(format!(
+                "Prometheus {path} failed: {detail}"
+            )));
+        }
+        Ok(Answer {
+            data: json.get("data").cloned().unwrap_or(Value::Null),
+            server_time,
+        })
+    }
+
+    fn transport_error(&self, e: &reqwest::Error) -> ToolError {
+        if e.is_timeout() {
+            return ToolError::Timeout(self.timeout.as_millis() as u64);
+        }
+        let cause = root_cause(e);
+        if e.is_connect() {
+            ToolError::Unavailable(format!(
+                "cannot connect to Prometheus at {}: {cause}",
+                self.shown
+            ))
+        } else {
+            ToolError::Unavailable(format!(
+                "connection to Prometheus at {} failed: {cause}",
+                self.shown
+            ))
+        }
+    }
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur: &(dyn std::error::Error + 'static) = err;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    clean(&cur.to_string(), 200)
+}
+
+/// Printable, single-line, bounded: server text is untrusted.
+pub fn clean(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(max)
+        .collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,463 @@
+//! The keymap as data: one table of (keys, action, description, context)
+//! rows. Key dispatch, the `?` help popup and the status-bar hints are all
+//! generated from it, so they cannot drift apart. Config overrides replace
+//! the keys of an action by name.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where a binding applies. `Global` rows apply everywhere except while the
+/// question input or the filter captures text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    Global,
+    Replay,
+    Step,
+    Popup,
+}
+
+impl Context {
+    pub fn label(self) -> &'static str {
+        match self {
+            Context::Global => "all",
+            Context::Replay => "replay",
+            Context::Step => "step/demo",
+            Context::Popup => "popup",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    Quit,
+    Help,
+    NextPane,
+    PrevPane,
+    Down,
+    Up,
+    Top,
+    Bottom,
+    Open,
+    Close,
+    Filter,
+    FocusInput,
+    StepNext,
+    StepContinue,
+    ReplayNext,
+    ReplayPrev,
+    ReplayNextNode,
+    ReplayPrevNode,
+    Demo,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::Help => "help",
+            Action::NextPane => "next_pane",
+            Action::PrevPane => "prev_pane",
+            Action::Down => "down",
+            Action::Up => "up",
+            Action::Top => "top",
+            Action::Bottom => "bottom",
+            Action::Open => "open",
+            Action::Close => "close",
+            Action::Filter => "filter",
+            Action::FocusInput => "focus_input",
+            Action::StepNext => "step",
+            Action::StepContinue => "continue",
+            Action::ReplayNext => "replay_next",
+            Action::ReplayPrev => "replay_prev",
+            Action::ReplayNextNode => "replay_next_node",
+            Action::ReplayPrevNode => "replay_prev_node",
+            Action::Demo => "demo",
+        }
+    }
+}
+
+/// A key as the user writes it in config: `q`, `ctrl-c`, `shift-tab`,
+/// `left`, `space`, `enter`, `?`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key {0:?} (try e.g. q, ctrl-c, shift-tab, left, space, f1)")]
+pub struct KeyParseError(pub String);
+
+impl KeySpec {
+    pub fn parse(spec: &str) -> Result<KeySpec, KeyParseError> {
+        let err = || KeyParseError(spec.to_string());
+        let spec = spec.trim();
+        let (mods_part, key) = match spec.rsplit_once('-') {
+            Some((m, k)) if !k.is_empty() => (m, k),
+            _ => ("", spec),
+        };
+        let mut mods = KeyModifiers::NONE;
+        for m in mods_part.split('-').filter(|m| !m.is_empty()) {
+            mods |= match m.to_ascii_lowercase().as_str() {
+                "ctrl" | "c" => KeyModifiers::CONTROL,
+                "alt" | "a" | "m" => KeyModifiers::ALT,
+                "shift" | "s" => KeyModifiers::SHIFT,
+                _ => return Err(err()),
+            };
+        }
+        let lower = key.to_ascii_lowercase();
+        let code = match lower.as_str() {
+            "tab" if mods.contains(KeyModifiers::SHIFT) => {
+                mods.remove(KeyModifiers::SHIFT);
+                KeyCode::BackTab
+            }
+            "backtab" => KeyCode::BackTab,
+            "tab" => KeyCode::Tab,
+            "enter" | "return" => KeyCode::Enter,
+            "esc" | "escape" => KeyCode::Esc,
+            "space" => KeyCode::Char(' '),
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pageup" => KeyCode::PageUp,
+            "pagedown" => KeyCode::PageDown,
+            "backspace" => KeyCode::Backspace,
+            f if f.len() > 1 && f.starts_with('f') => {
+                KeyCode::F(f[1..].parse().map_err(|_| err())?)
+            }
+            _ => {
+                let mut chars = key.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => KeyCode::Char(c),
+                    _ => return Err(err()),
+                }
+            }
+        };
+        Ok(KeySpec { code, mods })
+    }
+
+    /// Whether a terminal key event is this key. Shift is implied by an
+    /// upper-case or symbol character, so it is ignored for `Char` keys.
+    pub fn matches(&self, ev: &KeyEvent) -> bool {
+        let strip = |m: KeyModifiers| match ev.code {
+            KeyCode::Char(_) | KeyCode::BackTab => m - KeyModifiers::SHIFT,
+            _ => m,
+        };
+        self.code == ev.code && strip(self.mods) == strip(ev.modifiers)
+    }
+}
+
+impl fmt::Display for KeySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            f.write_str("ctrl-")?;
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            f.write_str("alt-")?;
+        }
+        if self.mods.contains(KeyModifiers::SHIFT) && !matches!(self.code, KeyCode::Char(_)) {
+            f.write_str("shift-")?;
+        }
+        match self.code {
+            KeyCode::Char(' ') => f.write_str("space"),
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::BackTab => f.write_str("shift-tab"),
+            KeyCode::Tab => f.write_str("tab"),
+            KeyCode::Enter => f.write_str("enter"),
+            KeyCode::Esc => f.write_str("esc"),
+            KeyCode::Left => f.write_str("←"),
+            KeyCode::Right => f.write_str("→"),
+            KeyCode::Up => f.write_str("↑"),
+            KeyCode::Down => f.write_str("↓"),
+            KeyCode::F(n) => write!(f, "f{n}"),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub keys: Vec<KeySpec>,
+    pub action: Action,
+    pub description: &'static str,
+    pub context: Context,
+    /// Shown in the status bar when its context is active.
+    pub hint: bool,
+}
+
+/// The default table: (keys, action, description, context, status hint).
+const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
+    ("q ctrl-c", Action::Quit, "quit", Context::Global, true),
+    ("?", Action::Help, "help", Context::Global, true),
+    ("tab", Action::NextPane, "next pane", Context::Global, true),
+    (
+        "shift-tab",
+        Action::PrevPane,
+        "previous pane",
+        Context::Global,
+        false,
+    ),
+    (
+        "j down",
+        Action::Down,
+        "move down / scroll",
+        Context::Global,
+        false,
+    ),
+    (
+        "k up",
+        Action::Up,
+        "move up / scroll",
+        Context::Global,
+        false,
+    ),
+    ("g home", Action::Top, "first row", Context::Global, false),
+    ("G end", Action::Bottom, "last row", Context::Global, false),
+    (
+        "enter",
+        Action::Open,
+        "open detail / replay run",
+        Context::Global,
+        true,
+    ),
+    (
+        "esc",
+        Action::Close,
+        "close popup / leave input",
+        Context::Popup,
+        false,
+    ),
+    ("/", Action::Filter, "filter runs", Context::Global, false),
+    (
+        "i",
+        Action::FocusInput,
+        "ask a question",
+        Context::Global,
+        true,
+    ),
+    (
+        "d",
+        Action::Demo,
+        "pick a demo scenario",
+        Context::Global,
+        false,
+    ),
+    (
+        "space",
+        Action::StepNext,
+        "run the next node",
+        Context::Step,
+        true,
+    ),
+    (
+        "c",
+        Action::StepContinue,
+        "continue to the end",
+        Context::Step,
+        true,
+    ),
+    (
+        "n right",
+        Action::ReplayNext,
+        "next event",
+        Context::Replay,
+        true,
+    ),
+    (
+        "p left",
+        Action::ReplayPrev,
+        "previous event",
+        Context::Replay,
+        true,
+    ),
+    (
+        "N shift-right",
+        Action::ReplayNextNode,
+        "next node",
+        Context::Replay,
+        true,
+    ),
+    (
+        "P shift-left",
+        Action::ReplayPrevNode,
+        "previous node",
+        Context::Replay,
+        true,
+    ),
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keymap {
+    pub bindings: Vec<Binding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        let bindings = DEFAULTS
+            .iter()
+            .map(|(keys, action, description, context, hint)| Binding {
+                keys: keys
+                    .split_whitespace()
+                    .filter_map(|k| KeySpec::parse(k).ok())
+                    .collect(),
+                action: *action,
+                description,
+                context: *context,
+                hint: *hint,
+            })
+            .collect();
+        Keymap { bindings }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("unknown action {0:?} in key overrides")]
+    UnknownAction(String),
+    #[error("action {action}: {source}")]
+    BadKey {
+        action: String,
+        source: KeyParseError,
+    },
+}
+
+impl Keymap {
+    /// Applies config overrides: action name -> keys (space or comma
+    /// separated). The override replaces that action's default keys.
+    pub fn with_overrides(overrides: &BTreeMap<String, String>) -> Result<Keymap, KeymapError> {
+        let mut map = Keymap::default();
+        for (action, spec) in overrides {
+            let binding = map
+                .bindings
+                .iter_mut()
+                .find(|b| b.action.name() == action)
+                .ok_or_else(|| KeymapError::UnknownAction(action.clone()))?;
+            binding.keys = spec
+                .split([' ', ','])
+                .filter(|k| !k.is_empty())
+                .map(KeySpec::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|source| KeymapError::BadKey {
+                    action: action.clone(),
+                    source,
+                })?;
+        }
+        Ok(map)
+    }
+
+    /// The action bound to a key in the active contexts, if any. Earlier
+    /// contexts in `active` win.
+    pub fn lookup(&self, key: &KeyEvent, active: &[Context]) -> Option<Action> {
+        active.iter().find_map(|ctx| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == *ctx && b.keys.iter().any(|k| k.matches(key)))
+                .map(|b| b.action)
+        })
+    }
+
+    pub fn keys_for(&self, action: Action) -> String {
+        self.bindings
+            .iter()
+            .find(|b| b.action == action)
+            .map(|b| {
+                b.keys
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .unwrap_or_default()
+    }
+
+    /// Status-bar hints for the active contexts: `(keys, description)`.
+    pub fn hints(&self, active: &[Context]) -> Vec<(String, &'static str)> {
+        self.bindings
+            .iter()
+            .filter(|b| b.hint && active.contains(&b.context) && !b.keys.is_empty())
+            .map(|b| (b.keys[0].to_string(), b.description))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn every_default_key_parses() {
+        for (keys, action, ..) in DEFAULTS {
+            for k in keys.split_whitespace() {
+                assert!(KeySpec::parse(k).is_ok(), "{k} for {action:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_respects_context_and_modifiers() {
+        let km = Keymap::default();
+        let g = [Context::Global];
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('q'), KeyModifiers::NONE), &g),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('c'), KeyModifiers::CONTROL), &g),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::BackTab, KeyModifiers::SHIFT), &g),
+            Some(Action::PrevPane)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('G'), KeyModifiers::SHIFT), &g),
+            Some(Action::Bottom)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char(' '), KeyModifiers::NONE), &g),
+            None
+        );
+        let step = [Context::Step, Context::Global];
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char(' '), KeyModifiers::NONE), &step),
+            Some(Action::StepNext)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('c'), KeyModifiers::NONE), &step),
+            Some(Action::StepContinue)
+        );
+    }
+
+    #[test]
+    fn overrides_replace_keys_and_reject_nonsense() {
+        let mut o = BTreeMap::new();
+        o.insert("quit".to_string(), "x, ctrl-q".to_string());
+        let km = Keymap::with_overrides(&o).unwrap();
+        let g = [Context::Global];
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('x'), KeyModifiers::NONE), &g),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('q'), KeyModifiers::CONTROL), &g),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.lookup(&key(KeyCode::Char('q'), KeyModifiers::NONE), &g),
+            None
+        );
+        o.insert("fly".to_string(), "f".to_string());
+        assert!(Keymap::with_overrides(&o).is_err());
+        let mut bad = BTreeMap::new();
+        bad.insert("quit".to_string(), "hyper-q".to_string());
+        assert!(Keymap::with_overrides(&bad).is_err());
+    }
+}

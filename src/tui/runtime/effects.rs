@@ -1,0 +1,191 @@
+//! Performs the commands `update` returns: starts engine runs (live, or a
+//! scenario in step mode), loads replays and run lists from the store, and
+//! forwards step commands to the engine's gate. Every result goes back to
+//! the loop as a `Msg` on one bounded channel, tagged with the generation
+//! of the source, so the loop stays the only owner of the state.
+
+use super::TuiContext;
+use crate::engine::{Engine, EngineEvent, RunRequest, StepCommand, StepGate};
+use crate::tui::update::{Command, Msg};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Bounded: a fast engine waits for the UI instead of growing memory.
+pub const EVENT_CHANNEL: usize = 256;
+/// Runs listed in the runs pane.
+pub const RUNS_LIMIT: usize = 10_000;
+
+pub struct Effects {
+    pub ctx: Arc<TuiContext>,
+    pub tx: mpsc::Sender<Msg>,
+    gate: Option<mpsc::Sender<StepCommand>>,
+    cancel: Option<CancellationToken>,
+}
+
+impl Effects {
+    pub fn new(ctx: Arc<TuiContext>, tx: mpsc::Sender<Msg>) -> Effects {
+        Effects {
+            ctx,
+            tx,
+            gate: None,
+            cancel: None,
+        }
+    }
+
+    /// Stops the run on screen (if any): its events would be dropped
+    /// anyway, and it should not keep using the model and tools.
+    fn stop_current(&mut self) {
+        if let Some(c) = self.cancel.take() {
+            c.cancel();
+        }
+        self.gate = None;
+    }
+
+    pub fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::StartRun {
+                generation,
+                question,
+            } => {
+                self.stop_current();
+                let request = RunRequest::new(question);
+                self.spawn_run(generation, self.ctx.engine.clone(), request, false);
+            }
+            Command::StartDemo { generation, path } => {
+                self.stop_current();
+                match super::demo::prepare(&self.ctx, &path) {
+                    Ok((engine, request)) => self.spawn_run(generation, engine, request, true),
+                    Err(error) => self.send(Msg::SourceDone {
+                        generation,
+                        error: Some(error),
+                    }),
+                }
+            }
+            Command::Step(step) => {
+                if let Some(gate) = &self.gate {
+                    // A full or closed gate means the engine is not waiting;
+                    // dropping the key press is the right outcome.
+                    let _ = gate.try_send(step);
+                }
+                if step == StepCommand::Continue {
+                    self.gate = None;
+                }
+            }
+            Command::LoadReplay { generation, run_id } => {
+                self.stop_current();
+                let store = self.ctx.store.clone();
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = match store {
+                        Some(s) => s.load_events(run_id).await.map_err(|e| e.to_string()),
+                        None => Err(format!(
+                            "run {run_id} is not in memory and no database is open"
+                        )),
+                    };
+                    let _ = tx.send(Msg::ReplayLoaded { generation, result }).await;
+                });
+            }
+            Command::LoadRuns => self.load_runs(),
+            Command::ListScenarios => {
+                let dir = self.ctx.scenarios_dir.clone();
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let entries = tokio::task::spawn_blocking(move || super::demo::list(&dir))
+                        .await
+                        .unwrap_or_default();
+                    let _ = tx.send(Msg::ScenariosLoaded(entries)).await;
+                });
+            }
+            Command::Quit => self.stop_current(),
+        }
+    }
+
+    pub fn load_runs(&self) {
+        let Some(store) = self.ctx.store.clone() else {
+            return;
+        };
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = store.list_runs(RUNS_LIMIT).await.map_err(|e| e.to_string());
+            let _ = tx.send(Msg::RunsLoaded(result)).await;
+        });
+    }
+
+    fn send(&self, msg: Msg) {
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(msg).await;
+        });
+    }
+
+    fn spawn_run(
+        &mut self,
+        generation: u64,
+        engine: Engine,
+        mut request: RunRequest,
+        stepping: bool,
+    ) {
+        let (events_tx, mut events_rx) = mpsc::channel::<EngineEvent>(EVENT_CHANNEL);
+        request.events = Some(events_tx);
+        let cancel = CancellationToken::new();
+        request.cancel = cancel.clone();
+        self.cancel = Some(cancel);
+        if stepping {
+            let (gate_tx, gate_rx) = mpsc::channel(8);
+            request.step_gate = Some(StepGate { commands: gate_rx });
+            self.gate = Some(gate_tx);
+        }
+        let tx = self.tx.clone();
+        let store = self.ctx.store.clone();
+        tokio::spawn(async move {
+            // The run in its own task, so a panic in the engine becomes an
+            // error message instead of killing the UI.
+            let run = tokio::spawn(async move { engine.run(request).await });
+            let mut forwarded = 0usize;
+            while let Some(event) = events_rx.recv().await {
+                forwarded += 1;
+                if tx
+                    .send(Msg::Engine {
+                        generation,
+                        event: Box::new(event),
+                    })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let error = match run.await {
+                Ok(Ok(outcome)) => {
+                    // An engine that recorded but did not stream still
+                    // shows its run.
+                    if forwarded == 0 {
+                        for event in outcome.events {
+                            let _ = tx
+                                .send(Msg::Engine {
+                                    generation,
+                                    event: Box::new(event),
+                                })
+                                .await;
+                        }
+                    }
+                    None
+                }
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(e) if e.is_panic() => {
+                    Some("the engine failed unexpectedly (see the log file)".into())
+                }
+                Err(_) => Some("the run was cancelled".into()),
+            };
+            if let Some(e) = &error {
+                tracing::warn!(generation, error = %e, "run ended with an error");
+            }
+            let _ = tx.send(Msg::SourceDone { generation, error }).await;
+            if let Some(store) = store {
+                let result = store.list_runs(RUNS_LIMIT).await.map_err(|e| e.to_string());
+                let _ = tx.send(Msg::RunsLoaded(result)).await;
+            }
+        });
+    }
+}

@@ -1,0 +1,116 @@
+//! The TUI's entry point and terminal ownership.
+//!
+//! `run` sets the terminal up with `ratatui::try_init` (raw mode, alternate
+//! screen, and a panic hook that restores the terminal), drives the event
+//! loop, and restores the terminal on every exit path: normal quit, error
+//! and panic. Nothing is printed to stdout while the screen is up; logs go
+//! through `tracing` to the file the CLI configured.
+
+pub mod demo;
+pub mod effects;
+pub mod event_loop;
+
+use crate::engine::Engine;
+use crate::model::ChatModel;
+use crate::store::Store;
+use crate::tui::keymap::Keymap;
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+use crate::tui::update::{Command, Msg};
+use color_eyre::eyre::WrapErr;
+use crossterm::event::EventStream;
+use effects::Effects;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub struct TuiContext {
+    /// Base engine for live questions.
+    pub engine: Engine,
+    /// For demo scenarios' uncovered calls.
+    pub fallthrough: Arc<dyn ChatModel>,
+    /// Runs list and replay (None: memory only).
+    pub store: Option<Arc<Store>>,
+    pub scenarios_dir: PathBuf,
+    /// Theme name or path.
+    pub theme: String,
+    /// Action -> key spec.
+    pub key_overrides: BTreeMap<String, String>,
+    /// e.g. "offline (rule-based)".
+    pub model_label: String,
+    pub db_label: String,
+}
+
+pub enum Launch {
+    Live,
+    Replay(i64),
+    Demo(Option<PathBuf>),
+}
+
+/// Messages in flight from background work to the loop.
+pub const MSG_CHANNEL: usize = 256;
+
+/// The initial state and the first commands for a launch mode, without a
+/// terminal (tests use it too).
+pub fn initial_state(
+    theme: Theme,
+    keymap: Keymap,
+    model_label: &str,
+    db_label: &str,
+    launch: &Launch,
+) -> (AppState, Vec<Command>) {
+    let mut state = AppState::new(theme, keymap, model_label, db_label);
+    let mut cmds = vec![Command::LoadRuns];
+    match launch {
+        Launch::Live => {}
+        Launch::Replay(run_id) => {
+            let generation = state.begin(crate::tui::state::Mode::Replay, false, false);
+            state.focus = crate::tui::state::Pane::Graph;
+            cmds.push(Command::LoadReplay {
+                generation,
+                run_id: *run_id,
+            });
+        }
+        Launch::Demo(_) => {
+            state.mode = crate::tui::state::Mode::Demo;
+            state.focus = crate::tui::state::Pane::Graph;
+        }
+    }
+    (state, cmds)
+}
+
+pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
+    // Everything that can fail before the screen is taken fails here, with
+    // the terminal untouched.
+    let theme = Theme::load(&ctx.theme).wrap_err("loading the theme")?;
+    let keymap = Keymap::with_overrides(&ctx.key_overrides).wrap_err("reading key overrides")?;
+    let (mut state, first) = initial_state(theme, keymap, &ctx.model_label, &ctx.db_label, &launch);
+    let ctx = Arc::new(ctx);
+    let (tx, mut rx) = mpsc::channel::<Msg>(MSG_CHANNEL);
+    let mut effects = Effects::new(ctx.clone(), tx.clone());
+    for cmd in first {
+        effects.handle(cmd);
+    }
+    match launch {
+        Launch::Demo(Some(path)) => {
+            let entry = demo::load_entry(&path);
+            let _ = tx.send(Msg::StartDemo(entry)).await;
+        }
+        Launch::Demo(None) => effects.handle(Command::ListScenarios),
+        _ => {}
+    }
+    drop(tx);
+
+    let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
+    let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    let result =
+        event_loop::event_loop(&mut terminal, &mut state, EventStream::new(), msgs, |cmd| {
+            effects.handle(cmd)
+        })
+        .await;
+    let restored = ratatui::try_restore();
+    result.wrap_err("the TUI stopped")?;
+    restored.wrap_err("restoring the terminal")?;
+    Ok(())
+}

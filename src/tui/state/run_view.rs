@@ -1,0 +1,213 @@
+//! `RunView`: everything the panes show about one run, as a pure fold over
+//! its `EngineEvent`s. Live runs, replays and demos all build it the same
+//! way, so replay position k is exactly `fold(events[..k])` and shows what
+//! the live run showed after its k-th event.
+
+use crate::engine::contracts::{GatekeeperResult, Verdict};
+use crate::engine::events::{EngineEvent, EventKind, RunStatus};
+use crate::engine::graph::{NodeId, Outcome};
+use crate::tools::ToolInvocation;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransitionRow {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub outcome: Outcome,
+    pub reason_code: String,
+    pub attempt: u32,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VerdictView {
+    pub model_verdict: Option<Verdict>,
+    pub ceiling: Option<Verdict>,
+    pub effective_verdict: Option<Verdict>,
+    pub groundedness_score: Option<f64>,
+    pub evidence_retry_count: u32,
+}
+
+impl VerdictView {
+    /// The ceiling lowered the model's verdict.
+    pub fn is_capped(&self) -> bool {
+        matches!((self.model_verdict, self.ceiling), (Some(m), Some(c)) if c < m)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub status: RunStatus,
+    pub degraded: bool,
+    pub answer: String,
+    pub effective_verdict: Option<Verdict>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunView {
+    pub run_id: Option<i64>,
+    pub session_id: String,
+    pub question: String,
+    pub model: String,
+    pub scenario: Option<String>,
+    /// The node that was entered and has not finished yet.
+    pub current: Option<NodeId>,
+    /// How the current node was reached: the edge the engine is about to
+    /// take (step mode waits here).
+    pub pending_edge: Option<(NodeId, NodeId, String)>,
+    /// Node -> times entered.
+    pub visits: BTreeMap<NodeId, u32>,
+    /// (from, to) -> times taken.
+    pub edges_taken: BTreeMap<(NodeId, NodeId), u32>,
+    pub transitions: Vec<TransitionRow>,
+    pub last_reason: Option<String>,
+    pub invocations: Vec<ToolInvocation>,
+    pub gatekeeper: Option<GatekeeperResult>,
+    pub gatekeeper_rounds: u32,
+    pub verdict: VerdictView,
+    pub model_calls: u32,
+    pub model_errors: u32,
+    pub tokens: u64,
+    pub finished: Option<Finished>,
+    pub events_applied: usize,
+    pub last_at_ms: u64,
+}
+
+impl RunView {
+    pub fn fold<'a>(events: impl IntoIterator<Item = &'a EngineEvent>) -> RunView {
+        let mut v = RunView::default();
+        for e in events {
+            v.apply(e);
+        }
+        v
+    }
+
+    pub fn apply(&mut self, event: &EngineEvent) {
+        self.events_applied += 1;
+        self.last_at_ms = self.last_at_ms.max(event.at_ms);
+        if self.run_id.is_none() {
+            self.run_id = Some(event.run_id);
+        }
+        match &event.kind {
+            EventKind::RunStarted {
+                session_id,
+                question,
+                model,
+                scenario,
+                ..
+            } => {
+                self.session_id = session_id.clone();
+                self.question = question.clone();
+                self.model = model.clone();
+                self.scenario = scenario.clone();
+            }
+            EventKind::NodeEntered { node, via, .. } => {
+                let from = self
+                    .transitions
+                    .last()
+                    .map(|t| t.from)
+                    .unwrap_or(NodeId::Start);
+                let reason = via.clone().unwrap_or_else(|| "start".into());
+                if self.transitions.is_empty() {
+                    *self.edges_taken.entry((NodeId::Start, *node)).or_default() += 1;
+                    self.last_reason = Some(reason.clone());
+                }
+                self.pending_edge = Some((from, *node, reason));
+                self.current = Some(*node);
+                *self.visits.entry(*node).or_default() += 1;
+            }
+            EventKind::ModelCalled { error, tokens, .. } => {
+                self.model_calls += 1;
+                self.tokens += tokens;
+                if error.is_some() {
+                    self.model_errors += 1;
+                }
+            }
+            EventKind::ToolInvoked { invocation } => self.invocations.push(invocation.clone()),
+            EventKind::GatekeeperChecked { result } => {
+                self.gatekeeper = Some(result.clone());
+                self.gatekeeper_rounds += 1;
+            }
+            EventKind::VerdictUpdated {
+                model_verdict,
+                ceiling,
+                effective_verdict,
+                groundedness_score,
+                evidence_retry_count,
+            } => {
+                self.verdict = VerdictView {
+                    model_verdict: *model_verdict,
+                    ceiling: *ceiling,
+                    effective_verdict: *effective_verdict,
+                    groundedness_score: *groundedness_score,
+                    evidence_retry_count: *evidence_retry_count,
+                };
+            }
+            EventKind::NodeFinished {
+                node,
+                outcome,
+                reason_code,
+                attempt,
+                next,
+                detail,
+            } => {
+                self.transitions.push(TransitionRow {
+                    from: *node,
+                    to: *next,
+                    outcome: *outcome,
+                    reason_code: reason_code.clone(),
+                    attempt: *attempt,
+                    detail: detail.clone(),
+                });
+                *self.edges_taken.entry((*node, *next)).or_default() += 1;
+                self.last_reason = Some(reason_code.clone());
+                self.pending_edge = None;
+                self.current = if *next == NodeId::End {
+                    None
+                } else {
+                    self.current
+                };
+            }
+            EventKind::RunFinished {
+                status,
+                degraded,
+                answer,
+                effective_verdict,
+                failure_reason,
+                ..
+            } => {
+                self.current = None;
+                self.pending_edge = None;
+                if effective_verdict.is_some() {
+                    self.verdict.effective_verdict = *effective_verdict;
+                }
+                self.finished = Some(Finished {
+                    status: *status,
+                    degraded: *degraded,
+                    answer: answer.clone(),
+                    effective_verdict: *effective_verdict,
+                    failure_reason: failure_reason.clone(),
+                });
+            }
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.run_id.is_some() && self.finished.is_none()
+    }
+
+    pub fn visited(&self, node: NodeId) -> u32 {
+        self.visits.get(&node).copied().unwrap_or(0)
+    }
+
+    pub fn edge_count(&self, from: NodeId, to: NodeId) -> u32 {
+        self.edges_taken.get(&(from, to)).copied().unwrap_or(0)
+    }
+
+    pub fn failed_bindings(&self) -> usize {
+        self.gatekeeper
+            .as_ref()
+            .map_or(0, |g| g.checked_bindings.len() - g.verified_binding_count())
+    }
+}

@@ -1,0 +1,237 @@
+//! Screen chrome: the status bar, the popups (help, detail, demo picker)
+//! and the "terminal too small" message. The help popup and the status
+//! hints are generated from the keymap table.
+
+use super::{MIN_HEIGHT, MIN_WIDTH, centered};
+use crate::tui::keymap::Context;
+use crate::tui::sanitize::{sanitize_line, truncate_chars};
+use crate::tui::state::{AppState, DemoEntry, Mode};
+use crate::tui::theme::{Role, Theme};
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Widget, Wrap};
+
+pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let msg = format!(
+        "terminal too small (need {MIN_WIDTH}x{MIN_HEIGHT}, have {}x{})",
+        area.width, area.height
+    );
+    let lines = vec![
+        Line::styled(msg, theme.style(Role::Error)),
+        Line::styled(
+            "resize the window, or press q to quit",
+            theme.style(Role::Muted),
+        ),
+    ];
+    let h = lines.len() as u16;
+    let y = area.y + area.height.saturating_sub(h) / 2;
+    let rect = Rect {
+        y,
+        height: h.min(area.height),
+        ..area
+    };
+    frame.render_widget(
+        Paragraph::new(lines)
+            .alignment(Alignment::Center)
+            .wrap(Wrap { trim: true }),
+        rect,
+    );
+}
+
+fn fmt_elapsed(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
+    }
+}
+
+/// Contexts whose hints apply right now.
+pub fn active_contexts(state: &AppState) -> Vec<Context> {
+    let mut c = vec![];
+    if state.shown.stepping && state.view().finished.is_none() {
+        c.push(Context::Step);
+    }
+    if state.mode == Mode::Replay {
+        c.push(Context::Replay);
+    }
+    c.push(Context::Global);
+    c
+}
+
+pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let t = &state.theme;
+    let bar = t.style(Role::StatusBar);
+    let v = state.view();
+    let elapsed = if v.is_running() && state.mode != Mode::Replay {
+        state.live_elapsed_ms.max(v.last_at_ms)
+    } else {
+        v.last_at_ms
+    };
+    let mut left = format!(" {} ", state.mode.label());
+    if let Some(id) = v.run_id {
+        left.push_str(&format!("│ run {id} "));
+    }
+    if state.mode == Mode::Replay {
+        left.push_str(&format!(
+            "│ event {}/{} ",
+            state.shown.cursor,
+            state.shown.events.len()
+        ));
+    }
+    left.push_str(&format!(
+        "│ {} │ model: {} │ db: {} ",
+        fmt_elapsed(elapsed),
+        sanitize_line(&state.model_label),
+        sanitize_line(&state.db_label)
+    ));
+    // Key hints are right-aligned and win over the labels when space runs
+    // out; the labels are cut with an ellipsis.
+    let mut right: Vec<Span> = Vec::new();
+    let mut right_w = 0usize;
+    for (key, desc) in state.keymap.hints(&active_contexts(state)) {
+        let (k, d) = (format!(" {key}"), format!(" {desc}"));
+        let w = k.chars().count() + d.chars().count();
+        if right_w + w > area.width as usize / 2 {
+            break;
+        }
+        right_w += w;
+        right.push(Span::styled(k, t.style(Role::KeyHint)));
+        right.push(Span::styled(d, bar));
+    }
+    right.push(Span::styled(" ", bar));
+    right_w += 1;
+    let room = (area.width as usize).saturating_sub(right_w);
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    if let Some(n) = &state.notice {
+        let n = truncate_chars(&format!(" {} │", sanitize_line(n)), room);
+        used += n.chars().count();
+        spans.push(Span::styled(n, t.style(Role::Error)));
+    }
+    let left = truncate_chars(&left, room.saturating_sub(used));
+    used += left.chars().count();
+    spans.push(Span::styled(left, bar));
+    spans.push(Span::styled(" ".repeat(room.saturating_sub(used)), bar));
+    spans.extend(right);
+    buf.set_style(area, bar);
+    Paragraph::new(Line::from(spans))
+        .style(bar)
+        .render(area, buf);
+}
+
+fn popup_block<'a>(title: impl Into<Line<'a>>, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(Role::FocusedBorder))
+        .title(title)
+        .title_style(theme.style(Role::Title))
+        .style(theme.style(Role::Popup))
+}
+
+pub fn help(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let t = &state.theme;
+    let rect = centered(area, 70, 80);
+    Clear.render(rect, buf);
+    let rows: Vec<Row> = state
+        .keymap
+        .bindings
+        .iter()
+        .map(|b| {
+            let keys = b
+                .keys
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(" / ");
+            Row::new(vec![
+                Cell::from(Span::styled(keys, t.style(Role::KeyHint))),
+                Cell::from(b.description),
+                Cell::from(Span::styled(b.context.label(), t.style(Role::Muted))),
+            ])
+        })
+        .collect();
+    Table::new(
+        rows,
+        [
+            Constraint::Length(22),
+            Constraint::Min(20),
+            Constraint::Length(10),
+        ],
+    )
+    .header(Row::new(["keys", "action", "where"]).style(t.style(Role::Title)))
+    .block(popup_block(" Keys · esc closes ", t))
+    .style(t.style(Role::Popup))
+    .render(rect, buf);
+}
+
+pub fn detail(
+    title: &str,
+    lines: &[Line<'static>],
+    scroll: u16,
+    t: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let rect = centered(area, 90, 85);
+    Clear.render(rect, buf);
+    let title = format!(" {} · j/k scroll · esc closes ", sanitize_line(title));
+    Paragraph::new(lines.to_vec())
+        .block(popup_block(title, t))
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .render(rect, buf);
+}
+
+pub fn demo_picker(
+    entries: &[DemoEntry],
+    selected: usize,
+    t: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let rect = centered(area, 80, 80);
+    Clear.render(rect, buf);
+    let block = popup_block(" Demo scenarios · enter runs in step mode · esc closes ", t);
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    if entries.is_empty() {
+        Paragraph::new(Span::styled("no scenarios found", t.style(Role::Muted))).render(inner, buf);
+        return;
+    }
+    let mut lines: Vec<Line> = Vec::new();
+    let mut selected_line = 0usize;
+    for (i, e) in entries.iter().enumerate() {
+        if i == selected {
+            selected_line = lines.len();
+        }
+        let style = if i == selected {
+            t.style(Role::Selected)
+        } else {
+            t.style(Role::Title)
+        };
+        lines.push(Line::styled(
+            format!(
+                "{} {}",
+                if i == selected { "▶" } else { " " },
+                sanitize_line(&e.name)
+            ),
+            style,
+        ));
+        match &e.error {
+            Some(err) => lines.push(Line::styled(
+                format!("    {}", sanitize_line(err)),
+                t.style(Role::Error),
+            )),
+            None => lines.push(Line::styled(
+                format!("    {}", sanitize_line(&e.description)),
+                t.style(Role::Muted),
+            )),
+        }
+    }
+    let h = inner.height as usize;
+    let scroll = (selected_line + 2).saturating_sub(h) as u16;
+    Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
+}

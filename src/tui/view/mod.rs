@@ -1,0 +1,195 @@
+//! The pure view: `view(&AppState, &mut Frame)` lays the screen out and
+//! renders each pane from the state, nothing else. Each pane is a small
+//! widget over a borrowed slice of the state, in its own file.
+//!
+//! Layouts: wide terminals (>= 160x40) show every pane at once; smaller
+//! ones show the four table panes (runs, transitions, tools, bindings) in
+//! one tabbed area that follows the focus. Below 80x24 the screen says so
+//! instead of drawing a broken layout.
+
+pub mod chrome;
+pub mod detail;
+pub mod graph;
+pub mod panels;
+pub mod tables;
+
+use crate::tui::state::{AppState, Pane, Popup};
+use crate::tui::theme::{Role, Theme};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders};
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+/// Where each pane was drawn (None: not visible in this layout).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub graph: Rect,
+    pub verdict: Rect,
+    pub answer: Rect,
+    pub input: Rect,
+    pub status: Rect,
+    /// Table panes and their areas.
+    pub tables: Vec<(Pane, Rect)>,
+}
+
+pub fn is_wide(area: Rect) -> bool {
+    area.width >= 160 && area.height >= 40
+}
+
+pub fn layout(area: Rect, table_pane: Pane) -> Areas {
+    let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    if is_wide(area) {
+        let [top, mid, bottom, input] = Layout::vertical([
+            Constraint::Length(14),
+            Constraint::Fill(3),
+            Constraint::Fill(2),
+            Constraint::Length(3),
+        ])
+        .areas(main);
+        let [graph, verdict, answer] = Layout::horizontal([
+            Constraint::Length(72),
+            Constraint::Length(40),
+            Constraint::Min(20),
+        ])
+        .areas(top);
+        let [runs, transitions, tools] = Layout::horizontal([
+            Constraint::Length(40),
+            Constraint::Length(78),
+            Constraint::Min(30),
+        ])
+        .areas(mid);
+        Areas {
+            graph,
+            verdict,
+            answer,
+            input,
+            status,
+            tables: vec![
+                (Pane::Runs, runs),
+                (Pane::Transitions, transitions),
+                (Pane::Tools, tools),
+                (Pane::Bindings, bottom),
+            ],
+        }
+    } else {
+        let [top, mid, input] = Layout::vertical([
+            Constraint::Length(12),
+            Constraint::Min(4),
+            Constraint::Length(3),
+        ])
+        .areas(main);
+        let graph_w = (area.width * 3 / 5).clamp(44, 72);
+        let [graph, right] =
+            Layout::horizontal([Constraint::Length(graph_w), Constraint::Min(20)]).areas(top);
+        let [verdict, answer] =
+            Layout::vertical([Constraint::Length(7), Constraint::Min(3)]).areas(right);
+        Areas {
+            graph,
+            verdict,
+            answer,
+            input,
+            status,
+            tables: vec![(table_pane, mid)],
+        }
+    }
+}
+
+pub fn view(state: &AppState, frame: &mut Frame) {
+    let area = frame.area();
+    let theme = &state.theme;
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        chrome::too_small(frame, area, theme);
+        return;
+    }
+    let table_pane = if state.focus.is_table() {
+        state.focus
+    } else {
+        state.table_pane
+    };
+    let areas = layout(area, table_pane);
+    let v = state.view();
+    let focused = |p: Pane| state.focus == p;
+    frame.render_widget(
+        graph::GraphPane {
+            view: v,
+            theme,
+            focused: focused(Pane::Graph),
+            scroll: state.sel.graph_scroll,
+            waiting: state.shown.stepping,
+        },
+        areas.graph,
+    );
+    frame.render_widget(
+        panels::VerdictPane {
+            view: v,
+            theme,
+            focused: focused(Pane::Verdict),
+        },
+        areas.verdict,
+    );
+    frame.render_widget(
+        panels::AnswerPane {
+            state,
+            focused: focused(Pane::Answer),
+        },
+        areas.answer,
+    );
+    let tabbed = areas.tables.len() == 1;
+    for (pane, rect) in &areas.tables {
+        tables::render_table(state, *pane, *rect, tabbed, frame.buffer_mut());
+    }
+    panels::render_input(state, areas.input, frame);
+    chrome::status_bar(state, areas.status, frame.buffer_mut());
+    match &state.popup {
+        Some(Popup::Help) => chrome::help(state, area, frame.buffer_mut()),
+        Some(Popup::Detail {
+            title,
+            lines,
+            scroll,
+        }) => chrome::detail(title, lines, *scroll, theme, area, frame.buffer_mut()),
+        Some(Popup::DemoPicker { entries, selected }) => {
+            chrome::demo_picker(entries, *selected, theme, area, frame.buffer_mut())
+        }
+        None => {}
+    }
+}
+
+/// A pane frame whose border shows focus.
+pub fn pane_block<'a>(title: impl Into<Line<'a>>, focused: bool, theme: &Theme) -> Block<'a> {
+    let (border, kind) = if focused {
+        (theme.style(Role::FocusedBorder), BorderType::Thick)
+    } else {
+        (theme.style(Role::Border), BorderType::Plain)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(kind)
+        .border_style(border)
+        .title(title)
+        .title_style(theme.style(Role::Title))
+}
+
+pub fn verdict_span(v: Option<crate::engine::contracts::Verdict>, theme: &Theme) -> Span<'static> {
+    use crate::engine::contracts::Verdict;
+    match v {
+        Some(Verdict::Pass) => Span::styled("PASS", theme.style(Role::VerdictPass)),
+        Some(Verdict::LowConfid) => Span::styled("LOW_CONFID", theme.style(Role::VerdictLow)),
+        Some(Verdict::Reject) => Span::styled("REJECT", theme.style(Role::VerdictReject)),
+        None => Span::styled("—", theme.style(Role::Muted)),
+    }
+}
+
+/// A centred rectangle of the given percentage of `area`.
+pub fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
+    let w = (area.width * pct_w / 100).max(20).min(area.width);
+    let h = (area.height * pct_h / 100).max(5).min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}

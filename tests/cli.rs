@@ -1,0 +1,254 @@
+//! The binary as a user meets it: exit codes, one-line errors, the
+//! `ask --json` object, and that bad input never leaves a RUNNING run.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_diagraph"));
+    // Isolate from the developer's own config, data and keys.
+    cmd.env_remove("DIAGRAPH_DATABASE_URL")
+        .env_remove("DIAGRAPH_PACK")
+        .env_remove("DIAGRAPH_MODEL")
+        .env_remove("DIAGRAPH_PROMETHEUS_URL")
+        .env_remove("DIAGRAPH_OPENAI_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db_url(&self) -> String {
+        format!("sqlite:{}", self.dir.path().join("d.db").display())
+    }
+
+    fn cmd(&self) -> Command {
+        let mut cmd = bin();
+        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("HOME", self.dir.path())
+            .arg("--database-url")
+            .arg(self.db_url());
+        cmd
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_one_line_error(o: &Output, needle: &str) {
+    assert!(!o.status.success(), "expected failure, got {:?}", o.status);
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err}");
+    assert!(
+        lines[0].to_lowercase().contains(&needle.to_lowercase()),
+        "error {:?} should mention {needle:?}",
+        lines[0]
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn ask_json_prints_the_design_object() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["ask", "why is payment-service slow?", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "run_id",
+        "session_id",
+        "status",
+        "answer",
+        "degraded",
+        "effective_verdict",
+        "orchestration_trace",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["status"], "SUCCESS");
+    assert_eq!(v["orchestration_trace"]["version"], "stategraph-v1");
+
+    // The run is stored and its trace is served for exactly that run.
+    let run_id = v["run_id"].as_i64().unwrap();
+    let trace = sb
+        .cmd()
+        .args(["trace", &run_id.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert!(trace.status.success(), "{}", stderr(&trace));
+    let t: Value = serde_json::from_slice(&trace.stdout).unwrap();
+    assert!(t["run"]["orchestrationTrace"].is_object());
+    assert!(t.get("orchestrationTrace").is_none());
+    assert!(t["steps"].is_array() && t["toolInvocations"].is_array());
+}
+
+#[test]
+fn session_continues_across_asks() {
+    let sb = Sandbox::new();
+    let first = sb
+        .cmd()
+        .args(["ask", "why is order-service slow?", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&first.stdout).unwrap();
+    let session = v["session_id"].as_str().unwrap().to_string();
+    let second = sb
+        .cmd()
+        .args([
+            "ask",
+            "and payment-service?",
+            "--session",
+            &session,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let w: Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(w["session_id"], session.as_str());
+    assert_ne!(w["run_id"], v["run_id"]);
+}
+
+#[test]
+fn scenario_runs_follow_their_expected_route() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(repo("fixtures/scenarios/pass.toml"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["orchestration_trace"]["final_node"], "composer");
+}
+
+#[test]
+fn malformed_scenario_is_a_one_line_error_naming_the_file() {
+    let sb = Sandbox::new();
+    let path = sb.path("broken.toml");
+    std::fs::write(&path, "name = \"x\"\nquestion = [unterminated\n").unwrap();
+    let out = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "broken.toml");
+}
+
+#[test]
+fn unreadable_pack_is_a_one_line_error() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .arg("--pack")
+        .arg(sb.path("no-such-pack"))
+        .args(["ask", "why?"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "no-such-pack");
+}
+
+#[test]
+fn unknown_run_is_a_one_line_error() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["trace", "987654"]).output().unwrap();
+    assert_one_line_error(&out, "987654");
+    let bad = sb.cmd().args(["trace", "abc"]).output().unwrap();
+    assert_one_line_error(&bad, "run id");
+}
+
+#[test]
+fn unreachable_database_is_a_one_line_error_and_quick() {
+    let sb = Sandbox::new();
+    let started = std::time::Instant::now();
+    let out = bin()
+        .env("XDG_CONFIG_HOME", sb.path("config"))
+        .env("XDG_DATA_HOME", sb.path("data"))
+        .args([
+            "--database-url",
+            "mysql://root@127.0.0.1:1/nothing",
+            "ask",
+            "why?",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "database");
+    assert!(started.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn empty_question_is_rejected_before_any_run() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["ask", "   "]).output().unwrap();
+    assert_one_line_error(&out, "question");
+    let runs = sb.cmd().args(["runs", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn config_masks_the_api_key() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .env("DIAGRAPH_OPENAI_API_KEY", "sk-very-secret-value")
+        .arg("config")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("sk-very-secret-value"), "{text}");
+}
+
+#[test]
+fn runs_lists_what_ask_stored() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["ask", "is there a HighCPUUsage alert on payment-service?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = sb.cmd().args(["runs", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["status"], "SUCCESS");
+}
+
+#[test]
+fn graph_prints_every_edge() {
+    let out = bin().arg("graph").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("flowchart TD"));
+    assert!(text.contains("gatekeeper_no_verified_binding"));
+}

@@ -1,0 +1,122 @@
+//! Shared helpers for the engine integration tests: engines over the
+//! in-memory recorder, scripted models, the shipped scenarios and pack,
+//! and a model wrapper that captures every request.
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
+use diagraph::engine::prompts::Prompts;
+use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, RunOutcome};
+use diagraph::model::scripted::{ScriptEntry, ScriptedModel, UncoveredModel};
+use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+use diagraph::scenario::Scenario;
+use diagraph::tools::ToolRegistry;
+use diagraph::tools::pack::Pack;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub fn scenario_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios")
+}
+
+pub fn shop_pack() -> Arc<Pack> {
+    static PACK: OnceLock<Arc<Pack>> = OnceLock::new();
+    PACK.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
+        Arc::new(Pack::load(&dir).expect("shipped pack loads"))
+    })
+    .clone()
+}
+
+pub fn base_engine(recorder: Arc<MemoryRecorder>) -> Engine {
+    Engine {
+        model: Arc::new(UncoveredModel),
+        tools: Arc::new(ToolRegistry::new()),
+        recorder,
+        catalog: Arc::new(Catalog::default()),
+        prompts: Arc::new(Prompts::shipped()),
+        rules: Arc::new(GatekeeperRules::shipped()),
+        config: EngineConfig::default(),
+    }
+}
+
+pub fn load_scenario(file: &str) -> Scenario {
+    Scenario::load(&scenario_dir().join(file)).expect("scenario loads")
+}
+
+/// Records every request and forwards it.
+pub struct Capture {
+    pub inner: Arc<dyn ChatModel>,
+    pub requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl Capture {
+    pub fn new(inner: Arc<dyn ChatModel>) -> Arc<Capture> {
+        Arc::new(Capture {
+            inner,
+            requests: Mutex::new(vec![]),
+        })
+    }
+
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl ChatModel for Capture {
+    fn name(&self) -> String {
+        "capture".into()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.requests.lock().unwrap().push(request.clone());
+        self.inner.chat(request).await
+    }
+}
+
+/// A scenario engine on a fresh memory recorder, fully scripted.
+pub fn scenario_engine(s: &Scenario) -> (Engine, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let base = base_engine(recorder.clone());
+    let engine = s.engine_with_pack(&base, Arc::new(UncoveredModel), shop_pack());
+    (engine, recorder)
+}
+
+/// Runs a shipped scenario with every model request captured.
+pub async fn run_captured(file: &str) -> (RunOutcome, Arc<MemoryRecorder>, Vec<ChatRequest>) {
+    let s = load_scenario(file);
+    let (mut engine, recorder) = scenario_engine(&s);
+    let capture = Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let outcome = engine.run(s.request()).await.expect("run persisted");
+    (outcome, recorder, capture.requests())
+}
+
+/// Runs a script on the shipped pack with default config.
+pub async fn run_script(
+    question: &str,
+    script: Vec<ScriptEntry>,
+) -> (RunOutcome, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let mut engine = base_engine(recorder.clone());
+    let s = Scenario {
+        path: PathBuf::from("inline.toml"),
+        name: "inline".into(),
+        description: String::new(),
+        pack: PathBuf::new(),
+        question: question.into(),
+        session: None,
+        expect_route: None,
+        tool_permissions: None,
+        gatekeeper_fault: None,
+        script: vec![],
+    };
+    engine = s.engine_with_pack(&engine, Arc::new(UncoveredModel), shop_pack());
+    engine.model = Arc::new(ScriptedModel::new(script, Arc::new(UncoveredModel)));
+    let outcome = engine
+        .run(diagraph::engine::RunRequest::new(question))
+        .await
+        .expect("run persisted");
+    (outcome, recorder)
+}

@@ -1,0 +1,265 @@
+//! Configuration layers (defaults < file < env < flags), masking of
+//! secrets, and errors for bad files and values.
+
+use diagraph::config::{Config, ConfigError, ConfigFlags, MetricsBackend, Provider};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k: &str| map.get(k).cloned()
+}
+
+fn write(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const FILE: &str = r#"
+database_url = "sqlite:/var/lib/diagraph/file.db"
+pack = "packs/shop"
+theme = "light"
+
+[model]
+provider = "openai"
+base_url = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+model = "qwen-plus"
+api_key_env = "DASHSCOPE_API_KEY"
+timeout_secs = 30
+
+[metrics]
+backend = "prometheus"
+prometheus_url = "http://prom.internal:9090"
+
+[keys]
+quit = "q"
+"#;
+
+#[test]
+fn defaults_without_any_file() {
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert_eq!(c.model.provider, Provider::Offline);
+    assert_eq!(c.model.api_key_env, "DIAGRAPH_OPENAI_API_KEY");
+    assert_eq!(c.metrics.backend, MetricsBackend::Pack);
+    assert_eq!(c.theme, "dark");
+    assert!(c.database_url.is_none() && c.pack.is_none() && c.file.is_none());
+}
+
+#[test]
+fn a_missing_default_file_is_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Config::load_with(
+        &ConfigFlags::default(),
+        &env_of(&[]),
+        Some(&dir.path().join("nope/config.toml")),
+    )
+    .unwrap();
+    assert!(c.file.is_none());
+}
+
+#[test]
+fn file_then_env_then_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), FILE);
+
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert_eq!(c.file.as_deref(), Some(path.as_path()));
+    assert_eq!(c.model.provider, Provider::OpenAi);
+    assert_eq!(c.model.model, "qwen-plus");
+    assert_eq!(c.model.timeout_secs, 30);
+    assert_eq!(c.theme, "light");
+    assert_eq!(c.keys.get("quit").map(String::as_str), Some("q"));
+    assert_eq!(c.metrics.backend, MetricsBackend::Prometheus);
+    // Relative paths in the file are relative to the file.
+    assert_eq!(
+        c.pack.as_deref(),
+        Some(dir.path().join("packs/shop").as_path())
+    );
+    // Unset fields of a section keep their defaults.
+    assert_eq!(c.metrics.timeout_secs, 10);
+
+    let env = env_of(&[
+        ("DIAGRAPH_DATABASE_URL", "sqlite:/tmp/env.db"),
+        ("DIAGRAPH_OPENAI_MODEL", "qwen-max"),
+        ("DIAGRAPH_OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"),
+        ("DIAGRAPH_MODEL", "offline"),
+        ("DIAGRAPH_PACK", "/srv/pack"),
+        ("DIAGRAPH_PROMETHEUS_URL", "http://127.0.0.1:9999"),
+    ]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, Some(&path)).unwrap();
+    assert_eq!(c.database_url.as_deref(), Some("sqlite:/tmp/env.db"));
+    assert_eq!(c.model.model, "qwen-max");
+    assert_eq!(c.model.base_url, "http://127.0.0.1:8000/v1");
+    assert_eq!(c.model.provider, Provider::Offline);
+    assert_eq!(c.pack.as_deref(), Some(Path::new("/srv/pack")));
+    assert_eq!(
+        c.metrics.prometheus_url.as_deref(),
+        Some("http://127.0.0.1:9999")
+    );
+
+    let flags = ConfigFlags {
+        database_url: Some("sqlite:/tmp/flag.db".into()),
+        model: Some("openai".into()),
+        pack: Some("/flag/pack".into()),
+        theme: Some("solarized".into()),
+        prompts_dir: Some("/flag/prompts".into()),
+        prometheus_url: Some("http://127.0.0.1:7777".into()),
+        config_file: None,
+    };
+    let c = Config::load_with(&flags, &env, Some(&path)).unwrap();
+    assert_eq!(c.database_url.as_deref(), Some("sqlite:/tmp/flag.db"));
+    assert_eq!(c.model.provider, Provider::OpenAi);
+    assert_eq!(c.pack.as_deref(), Some(Path::new("/flag/pack")));
+    assert_eq!(c.theme, "solarized");
+    assert_eq!(c.prompts_dir.as_deref(), Some(Path::new("/flag/prompts")));
+    assert_eq!(
+        c.metrics.prometheus_url.as_deref(),
+        Some("http://127.0.0.1:7777")
+    );
+}
+
+#[test]
+fn prometheus_url_in_env_switches_the_backend() {
+    let env = env_of(&[("DIAGRAPH_PROMETHEUS_URL", "http://127.0.0.1:9090")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    assert_eq!(c.metrics.backend, MetricsBackend::Prometheus);
+}
+
+#[test]
+fn an_explicit_file_that_is_missing_is_an_error() {
+    let flags = ConfigFlags {
+        config_file: Some("/definitely/not/here.toml".into()),
+        ..Default::default()
+    };
+    let err = Config::load_with(&flags, &env_of(&[]), None).unwrap_err();
+    assert!(matches!(err, ConfigError::Unreadable { .. }));
+    assert!(
+        err.to_string().contains("/definitely/not/here.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_toml_and_unknown_keys_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, line, needle) in [
+        ("theme = \"dark\"\n[model\nprovider = \"openai\"\n", 2, ""),
+        ("theme = \"dark\"\n\n[model]\nmodle = \"gpt\"\n", 4, "modle"),
+        ("[model]\ntimeout_secs = \"ten\"\n", 2, ""),
+        ("[model]\napi_key = \"sk-in-a-file\"\n", 2, "api_key"),
+        ("[metrics]\nbackend = \"graphite\"\n", 2, "graphite"),
+    ] {
+        let path = write(dir.path(), text);
+        let flags = ConfigFlags {
+            config_file: Some(path.clone()),
+            ..Default::default()
+        };
+        let err = Config::load_with(&flags, &env_of(&[]), None).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, ConfigError::Invalid { .. }), "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(msg.contains(&format!("line {line}")), "{text:?}: {msg}");
+        assert!(msg.contains(needle), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+        // A key written into a file must not be echoed back.
+        assert!(!msg.contains("sk-in-a-file"), "{msg}");
+    }
+}
+
+#[test]
+fn bad_values_are_errors_naming_their_source() {
+    let err = Config::load_with(
+        &ConfigFlags::default(),
+        &env_of(&[("DIAGRAPH_MODEL", "gpt")]),
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("DIAGRAPH_MODEL"), "{err}");
+
+    let flags = ConfigFlags {
+        model: Some("claude".into()),
+        ..Default::default()
+    };
+    let err = Config::load_with(&flags, &env_of(&[]), None).unwrap_err();
+    assert!(err.to_string().contains("--model"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "[metrics]\nbackend = \"prometheus\"\n");
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(err.to_string().contains("prometheus_url"), "{err}");
+
+    let path = write(
+        dir.path(),
+        "[model]\nprovider = \"openai\"\nbase_url = \"api.openai.com\"\n",
+    );
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(err.to_string().contains("base_url"), "{err}");
+}
+
+#[test]
+fn api_key_resolution_and_fallback() {
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert_eq!(c.api_key_with(&env_of(&[])), None);
+    assert_eq!(
+        c.api_key_with(&env_of(&[("OPENAI_API_KEY", "sk-fallback")]))
+            .as_deref(),
+        Some("sk-fallback")
+    );
+    assert_eq!(
+        c.api_key_with(&env_of(&[
+            ("OPENAI_API_KEY", "sk-fallback"),
+            ("DIAGRAPH_OPENAI_API_KEY", "sk-primary")
+        ]))
+        .as_deref(),
+        Some("sk-primary")
+    );
+    // A custom variable has no fallback: the user named exactly one.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), FILE);
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert_eq!(c.api_key_with(&env_of(&[("OPENAI_API_KEY", "sk-x")])), None);
+    assert_eq!(
+        c.api_key_with(&env_of(&[("DASHSCOPE_API_KEY", "sk-ds")]))
+            .as_deref(),
+        Some("sk-ds")
+    );
+}
+
+#[test]
+fn rendering_masks_secrets_and_is_valid_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        &FILE.replace(
+            "sqlite:/var/lib/diagraph/file.db",
+            "mysql://diag:hunter2@db.internal:3306/diagraph",
+        ),
+    );
+    let env = env_of(&[("DASHSCOPE_API_KEY", "sk-very-secret-value")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, Some(&path)).unwrap();
+    let out = c.render_masked_with(&env);
+    assert!(!out.contains("sk-very-secret-value"), "{out}");
+    assert!(!out.contains("hunter2"), "{out}");
+    assert!(
+        out.contains("api_key = \"*** (from DASHSCOPE_API_KEY)\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("mysql://diag:***@db.internal:3306/diagraph"),
+        "{out}"
+    );
+    assert!(!format!("{c:?}").contains("sk-very-secret-value"));
+    let parsed: toml::Table = toml::from_str(&out).unwrap();
+    assert_eq!(parsed["model"]["model"].as_str(), Some("qwen-plus"));
+    assert_eq!(parsed["metrics"]["backend"].as_str(), Some("prometheus"));
+
+    let unset = c.render_masked_with(&env_of(&[]));
+    assert!(
+        unset.contains("api_key = \"not set (export DASHSCOPE_API_KEY)\""),
+        "{unset}"
+    );
+}

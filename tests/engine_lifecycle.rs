@@ -1,0 +1,419 @@
+//! Run lifecycle: a store that fails mid-run (recovered, and for good),
+//! a store that is down at start, cancellation, the step gate and the live
+//! events channel.
+
+mod common;
+
+use async_trait::async_trait;
+use common::{load_scenario, scenario_engine};
+use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::engine::graph::NodeId;
+use diagraph::engine::recorder::{
+    AgentStep, HistoryTurn, RecordError, Recorder, RunFinish, RunHandle, RunStart,
+};
+use diagraph::engine::{EngineError, MemoryRecorder, StepCommand, StepGate};
+use diagraph::tools::{InvocationId, ToolInvocation};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A memory recorder whose event journal fails from the `fail_from`-th
+/// event on, `failures` times (u32::MAX = for good); start can fail too.
+struct Flaky {
+    inner: MemoryRecorder,
+    fail_from: u32,
+    failures: AtomicU32,
+    fail_start: AtomicBool,
+}
+
+impl Flaky {
+    fn new(fail_from: u32, failures: u32) -> Arc<Flaky> {
+        Arc::new(Flaky {
+            inner: MemoryRecorder::new(),
+            fail_from,
+            failures: AtomicU32::new(failures),
+            fail_start: AtomicBool::new(false),
+        })
+    }
+
+    fn down(&self) -> Result<(), RecordError> {
+        let left = self.failures.load(Ordering::SeqCst);
+        if left == 0 {
+            return Ok(());
+        }
+        if left != u32::MAX {
+            self.failures.store(left - 1, Ordering::SeqCst);
+        }
+        Err(RecordError::Unavailable("connection refused".into()))
+    }
+}
+
+#[async_trait]
+impl Recorder for Flaky {
+    async fn start_run(&self, start: &RunStart) -> Result<RunHandle, RecordError> {
+        if self.fail_start.load(Ordering::SeqCst) {
+            return Err(RecordError::Unavailable("no database".into()));
+        }
+        self.inner.start_run(start).await
+    }
+    async fn session_history(
+        &self,
+        s: &str,
+        limit: usize,
+    ) -> Result<Vec<HistoryTurn>, RecordError> {
+        self.inner.session_history(s, limit).await
+    }
+    async fn record_step(&self, step: &AgentStep) -> Result<i64, RecordError> {
+        self.inner.record_step(step).await
+    }
+    async fn record_tool_invocation(
+        &self,
+        i: &ToolInvocation,
+    ) -> Result<InvocationId, RecordError> {
+        self.inner.record_tool_invocation(i).await
+    }
+    async fn record_event(&self, event: &EngineEvent) -> Result<(), RecordError> {
+        if event.seq >= self.fail_from {
+            self.down()?;
+        }
+        self.inner.record_event(event).await
+    }
+    async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
+        if self.failures.load(Ordering::SeqCst) > 0 {
+            self.down()?;
+        }
+        self.inner.finish_run(finish).await
+    }
+    async fn foreign_invocation_id(&self, run_id: i64) -> Result<InvocationId, RecordError> {
+        self.inner.foreign_invocation_id(run_id).await
+    }
+    fn describe(&self) -> String {
+        "flaky".into()
+    }
+}
+
+fn engine_on(recorder: Arc<Flaky>) -> (diagraph::engine::Engine, diagraph::scenario::Scenario) {
+    let s = load_scenario("01_pass.toml");
+    let (mut engine, _) = scenario_engine(&s);
+    engine.recorder = recorder;
+    engine.config.store_recovery_timeout = Duration::from_secs(5);
+    (engine, s)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_failure_mid_run_ends_failed_with_every_event_persisted() {
+    let rec = Flaky::new(6, 3);
+    let (engine, s) = engine_on(rec.clone());
+    let out = engine.run(s.request()).await.expect("store came back");
+    assert_eq!(out.status, RunStatus::Failed);
+    assert!(
+        out.failure_reason
+            .as_deref()
+            .unwrap()
+            .starts_with("store error")
+    );
+    assert!(out.answer.is_empty());
+    let journal = rec.inner.events_of(out.run_id);
+    assert_eq!(
+        journal, out.events,
+        "the unpersisted tail was written on recovery"
+    );
+    assert!(matches!(
+        journal.last().unwrap().kind,
+        EventKind::RunFinished {
+            status: RunStatus::Failed,
+            ..
+        }
+    ));
+    let data = rec.inner.snapshot();
+    let finish = data.runs[0].2.as_ref().unwrap();
+    assert_eq!(finish.status, RunStatus::Failed);
+    assert!(!finish.orchestration_trace["transitions"].is_null());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_stays_down_returns_unpersisted() {
+    let rec = Flaky::new(4, u32::MAX);
+    let (engine, s) = engine_on(rec);
+    match engine.run(s.request()).await {
+        Err(EngineError::Unpersisted { reason, .. }) => assert!(reason.starts_with("store error")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_store_down_at_start_is_a_start_error() {
+    let rec = Flaky::new(u32::MAX, 0);
+    rec.fail_start.store(true, Ordering::SeqCst);
+    let (engine, s) = engine_on(rec);
+    assert!(matches!(
+        engine.run(s.request()).await,
+        Err(EngineError::Start(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_cancelled_run_ends_failed_cancelled() {
+    let s = load_scenario("01_pass.toml");
+    let (engine, _) = scenario_engine(&s);
+    let req = s.request();
+    req.cancel.cancel();
+    let out = engine.run(req).await.unwrap();
+    assert_eq!(out.status, RunStatus::Failed);
+    assert_eq!(out.failure_reason.as_deref(), Some("cancelled"));
+    assert!(out.trace.transitions.is_empty());
+}
+
+#[tokio::test]
+async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
+    let s = load_scenario("01_pass.toml");
+    let (engine, _) = scenario_engine(&s);
+    let (tx_cmd, rx_cmd) = mpsc::channel(4);
+    let (tx_ev, mut rx_ev) = mpsc::channel(64);
+    let mut req = s.request();
+    req.step_gate = Some(StepGate { commands: rx_cmd });
+    req.events = Some(tx_ev);
+    let cancel = req.cancel.clone();
+    let run = tokio::spawn(async move { engine.run(req).await });
+
+    // Entered the planner, then waits: nothing finishes without a command.
+    let mut seen = Vec::new();
+    while !matches!(
+        seen.last(),
+        Some(EventKind::NodeEntered {
+            node: NodeId::Planner,
+            ..
+        })
+    ) {
+        seen.push(rx_ev.recv().await.unwrap().kind);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(rx_ev.try_recv().is_err(), "the planner ran without a Next");
+    tx_cmd.send(StepCommand::Next).await.unwrap();
+    let mut finished = 0;
+    loop {
+        match rx_ev.recv().await.unwrap().kind {
+            EventKind::NodeFinished { node, .. } => {
+                assert_eq!(node, NodeId::Planner);
+                finished += 1;
+            }
+            EventKind::NodeEntered {
+                node: NodeId::Executor,
+                ..
+            } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(finished, 1);
+    cancel.cancel();
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(out.failure_reason.as_deref(), Some("cancelled"));
+    assert_eq!(out.trace.route(), vec![NodeId::Planner]);
+}
+
+#[tokio::test]
+async fn a_dropped_gate_sender_means_continue() {
+    let s = load_scenario("01_pass.toml");
+    let (engine, _) = scenario_engine(&s);
+    let (tx_cmd, rx_cmd) = mpsc::channel(4);
+    let mut req = s.request();
+    req.step_gate = Some(StepGate { commands: rx_cmd });
+    tx_cmd.send(StepCommand::Next).await.unwrap();
+    drop(tx_cmd);
+    let out = engine.run(req).await.unwrap();
+    assert_eq!(out.status, RunStatus::Success);
+    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+}
+
+#[tokio::test]
+async fn live_events_match_the_outcome_and_a_closed_receiver_is_ignored() {
+    let s = load_scenario("23_evidence_retry_pass.toml");
+    let (engine, _) = scenario_engine(&s);
+    let (tx, mut rx) = mpsc::channel(4);
+    let mut req = s.request();
+    req.events = Some(tx);
+    let run = tokio::spawn(async move { engine.run(req).await });
+    let mut live = Vec::new();
+    while let Some(e) = rx.recv().await {
+        live.push(e);
+    }
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(live, out.events);
+
+    let (engine, _) = scenario_engine(&s);
+    let (tx, rx) = mpsc::channel(1);
+    drop(rx);
+    let mut req = s.request();
+    req.events = Some(tx);
+    let out = engine.run(req).await.unwrap();
+    assert_eq!(out.status, RunStatus::Success);
+    assert!(
+        out.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::VerdictUpdated { .. }))
+    );
+}
+
+#[tokio::test]
+async fn session_history_reaches_the_planner_and_executor() {
+    let s = load_scenario("01_pass.toml");
+    let (mut engine, _) = scenario_engine(&s);
+    let capture = common::Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let first = engine.run(s.request()).await.unwrap();
+    let mut req = s.request();
+    req.session_id = Some(first.session_id.clone());
+    let second = engine.run(req).await.unwrap();
+    assert_eq!(second.session_id, first.session_id);
+    let reqs = capture.requests();
+    let planner2 = reqs
+        .iter()
+        .filter(|r| r.role == diagraph::model::AgentRole::Planner)
+        .nth(1)
+        .unwrap();
+    assert_eq!(planner2.input["history"][0]["run_id"], first.run_id);
+    assert_eq!(
+        planner2.input["history"][0]["answer"],
+        first.answer.as_str()
+    );
+    let verifier2 = reqs
+        .iter()
+        .filter(|r| r.role == diagraph::model::AgentRole::Verifier)
+        .nth(1)
+        .unwrap();
+    assert!(verifier2.input.get("history").is_none());
+}
+
+#[tokio::test]
+async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
+    use diagraph::model::{AgentRole, Message};
+    let mut s = load_scenario("01_pass.toml");
+    s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
+        AgentRole::Executor,
+        vec![
+            (
+                "query_metrics",
+                serde_json::json!({"service": "payment-service"}),
+            ),
+            (
+                "query_logs",
+                serde_json::json!({"service": "order-service"}),
+            ),
+            ("query_logs", serde_json::json!({"service": "user-service"})),
+        ],
+    );
+    let (mut engine, recorder) = scenario_engine(&s);
+    engine.config.max_tool_calls = 2;
+    let capture = common::Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(
+        recorder.snapshot().invocations.len(),
+        2,
+        "the third call was not executed"
+    );
+    let exec: Vec<_> = capture
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == AgentRole::Executor)
+        .collect();
+    assert_eq!(exec.len(), 2);
+    assert!(!exec[0].tools.is_empty());
+    assert!(exec[1].tools.is_empty(), "the final ask offers no tools");
+    assert!(
+        matches!(exec[1].messages.last(), Some(Message::User { content }) if content.contains("executor_evidence_v2"))
+    );
+    // Every tool call of the assistant turn has its tool message.
+    let tool_msgs = exec[1]
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { .. }))
+        .count();
+    assert_eq!(tool_msgs, 3);
+    assert_eq!(
+        exec[1].tool_results()[2]["error"],
+        "tool call budget exhausted; not executed"
+    );
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
+    use diagraph::model::AgentRole;
+    let mut s = load_scenario("10_tool_failure_legal_output.toml");
+    s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
+        AgentRole::Executor,
+        vec![(
+            "query_logs",
+            serde_json::Value::String("{\"service\": ".into()),
+        )],
+    );
+    let (mut engine, recorder) = scenario_engine(&s);
+    let capture = common::Capture::new(engine.model.clone());
+    engine.model = capture.clone();
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    let inv = &recorder.snapshot().invocations[0];
+    assert!(!inv.success);
+    assert!(
+        inv.error_message
+            .as_deref()
+            .unwrap()
+            .starts_with("invalid arguments JSON")
+    );
+    let exec: Vec<_> = capture
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == AgentRole::Executor)
+        .collect();
+    let seen = &exec[1].tool_results()[0];
+    assert_eq!(seen["evidence_status"], "failed");
+    assert_eq!(seen["invocation_id"], inv.id);
+}
+
+/// Answers every call as cut at the token limit.
+struct Truncating;
+
+#[async_trait]
+impl diagraph::model::ChatModel for Truncating {
+    fn name(&self) -> String {
+        "truncating".into()
+    }
+    async fn chat(
+        &self,
+        _r: &diagraph::model::ChatRequest,
+    ) -> Result<diagraph::model::ChatResponse, diagraph::model::ModelError> {
+        Ok(diagraph::model::ChatResponse {
+            content: Some(r#"{"plan": ["a"]}"#.into()),
+            finish_reason: diagraph::model::FinishReason::Length,
+            ..Default::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_token_limit_is_invalid_output() {
+    let s = load_scenario("01_pass.toml");
+    let (mut engine, _) = scenario_engine(&s);
+    engine.model = Arc::new(Truncating);
+    let out = engine.run(s.request()).await.unwrap();
+    assert_eq!(
+        out.trace.route(),
+        vec![NodeId::Planner, NodeId::Planner, NodeId::Fallback]
+    );
+    let details: Vec<String> = out
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::NodeFinished {
+                outcome, detail, ..
+            } => Some(format!("{outcome} {detail}")),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        details[0].starts_with("INVALID_OUTPUT output truncated"),
+        "{details:?}"
+    );
+}

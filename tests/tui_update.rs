@@ -1,0 +1,290 @@
+//! "state + keys -> state" tests for `update`, and the replay guarantee:
+//! stepping a replay forwards and back lands on the same pane contents as
+//! the live run showed after the same number of events.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use diagraph::engine::StepCommand;
+use diagraph::tui::fixtures::{buffer_text, capped_run, live_state, pass_run, reject_run, render};
+use diagraph::tui::state::{Mode, Pane, Popup, RunView};
+use diagraph::tui::update::{Command, Msg, node_boundary, update};
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn ch(c: char) -> Msg {
+    let mods = if c.is_ascii_uppercase() {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), mods))
+}
+
+/// Every pane but the status bar and the input (which differ by mode).
+fn panes_text(state: &diagraph::tui::state::AppState) -> String {
+    let term = render(state, 120, 40);
+    let text = buffer_text(term.backend().buffer());
+    text.lines().take(40 - 4).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn replay_steps_match_the_live_run_at_every_point() {
+    for events in [pass_run(1), reject_run(2), capped_run(3)] {
+        // What the live run showed after each event.
+        let live: Vec<(RunView, String)> = (0..=events.len())
+            .map(|k| {
+                let mut s = live_state(&events[..k]);
+                s.focus = Pane::Graph;
+                // The runs list is not part of the run's panes.
+                s.runs.clear();
+                (s.view().clone(), panes_text(&s))
+            })
+            .collect();
+        let mut state = live_state(&events);
+        state.focus = Pane::Runs;
+        update(&mut state, key(KeyCode::Enter));
+        assert_eq!(state.mode, Mode::Replay);
+        state.focus = Pane::Graph;
+        state.runs.clear();
+        assert_eq!(state.shown.cursor, 0);
+        for (k, (view, text)) in live.iter().enumerate().skip(1) {
+            update(&mut state, ch('n'));
+            assert_eq!(state.shown.cursor, k);
+            assert_eq!(state.view(), view, "forward to {k}");
+            assert_eq!(&panes_text(&state), text, "forward to {k}");
+        }
+        update(&mut state, ch('n'));
+        assert_eq!(state.shown.cursor, events.len(), "stops at the end");
+        for k in (0..events.len()).rev() {
+            update(&mut state, key(KeyCode::Left));
+            assert_eq!(state.view(), &live[k].0, "back to {k}");
+            assert_eq!(panes_text(&state), live[k].1, "back to {k}");
+        }
+    }
+}
+
+#[test]
+fn node_steps_land_after_terminal_events() {
+    let events = pass_run(1);
+    let mut state = live_state(&events);
+    state.focus = Pane::Runs;
+    update(&mut state, key(KeyCode::Enter));
+    update(&mut state, ch('N'));
+    let k = state.shown.cursor;
+    assert!(matches!(
+        events[k - 1].kind,
+        diagraph::engine::EventKind::NodeFinished {
+            node: diagraph::engine::NodeId::Planner,
+            ..
+        }
+    ));
+    assert_eq!(state.view().transitions.len(), 1);
+    update(&mut state, ch('N'));
+    assert_eq!(state.view().transitions.len(), 2);
+    update(&mut state, ch('P'));
+    assert_eq!(state.view().transitions.len(), 1);
+    update(&mut state, ch('P'));
+    assert_eq!(state.shown.cursor, 0);
+    assert_eq!(node_boundary(&events, events.len(), true), events.len());
+}
+
+#[test]
+fn events_of_a_stale_generation_or_foreign_run_are_dropped() {
+    let mut state = live_state(&[]);
+    let old = state.shown.generation;
+    let new = state.begin(Mode::Live, true, false);
+    let a = pass_run(1);
+    update(
+        &mut state,
+        Msg::Engine {
+            generation: old,
+            event: Box::new(a[0].clone()),
+        },
+    );
+    assert_eq!(state.shown.events.len(), 0);
+    update(
+        &mut state,
+        Msg::Engine {
+            generation: new,
+            event: Box::new(a[0].clone()),
+        },
+    );
+    let b = pass_run(9);
+    update(
+        &mut state,
+        Msg::Engine {
+            generation: new,
+            event: Box::new(b[1].clone()),
+        },
+    );
+    assert_eq!(state.shown.events.len(), 1);
+    assert_eq!(state.view().run_id, Some(1));
+}
+
+#[test]
+fn question_input_runs_and_keeps_history() {
+    let mut state = live_state(&[]);
+    update(&mut state, ch('i'));
+    assert_eq!(state.focus, Pane::Input);
+    for c in "why q?".chars() {
+        // `q` is text here, not quit.
+        update(&mut state, ch(c));
+    }
+    assert!(!state.quit);
+    let cmds = update(&mut state, key(KeyCode::Enter));
+    let generation = state.shown.generation;
+    assert_eq!(
+        cmds,
+        vec![Command::StartRun {
+            generation,
+            question: "why q?".into()
+        }]
+    );
+    assert_eq!(state.mode, Mode::Live);
+    assert_eq!(state.history, vec!["why q?".to_string()]);
+    update(&mut state, ch('i'));
+    update(&mut state, key(KeyCode::Up));
+    assert_eq!(state.input.lines(), ["why q?"]);
+    update(&mut state, key(KeyCode::Down));
+    assert_eq!(state.input.lines(), [""]);
+    // Empty input does nothing.
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+}
+
+#[test]
+fn tab_cycles_panes_and_quit_keys_quit() {
+    let mut state = live_state(&pass_run(1));
+    state.focus = Pane::Input;
+    let mut seen = vec![];
+    for _ in 0..Pane::CYCLE.len() {
+        update(&mut state, key(KeyCode::Tab));
+        seen.push(state.focus);
+    }
+    assert_eq!(state.focus, Pane::Input);
+    assert_eq!(seen.len(), 8);
+    update(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+    );
+    assert_eq!(state.focus, Pane::Answer);
+    assert_eq!(update(&mut state, ch('q')), vec![Command::Quit]);
+    let mut state = live_state(&[]);
+    state.focus = Pane::Input;
+    let cmds = update(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+    );
+    assert_eq!(cmds, vec![Command::Quit]);
+    assert!(state.quit);
+}
+
+#[test]
+fn enter_opens_detail_and_esc_closes_it() {
+    let mut state = live_state(&pass_run(1));
+    state.focus = Pane::Tools;
+    update(&mut state, ch('j'));
+    assert_eq!(state.sel.tools, 1);
+    update(&mut state, key(KeyCode::Enter));
+    match &state.popup {
+        Some(Popup::Detail { title, lines, .. }) => {
+            assert!(title.contains("1002"));
+            assert!(lines.len() > 5);
+        }
+        other => panic!("{other:?}"),
+    }
+    update(&mut state, ch('j'));
+    assert!(matches!(state.popup, Some(Popup::Detail { scroll: 1, .. })));
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.popup, None);
+}
+
+#[test]
+fn filter_narrows_the_runs_list() {
+    let mut state = live_state(&pass_run(1));
+    let generation = state.begin(Mode::Live, true, false);
+    for e in reject_run(2) {
+        update(
+            &mut state,
+            Msg::Engine {
+                generation,
+                event: Box::new(e),
+            },
+        );
+    }
+    assert_eq!(state.runs.len(), 2);
+    update(&mut state, ch('/'));
+    assert!(state.filter_editing);
+    for c in "payment".chars() {
+        update(&mut state, ch(c));
+    }
+    update(&mut state, key(KeyCode::Enter));
+    assert!(!state.filter_editing);
+    let shown: Vec<i64> = state.filtered_runs().iter().map(|r| r.run_id).collect();
+    assert_eq!(shown, vec![2]);
+    update(&mut state, ch('/'));
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.filtered_runs().len(), 2);
+}
+
+#[test]
+fn step_keys_reach_the_engine_only_in_step_mode() {
+    let mut state = live_state(&[]);
+    assert!(update(&mut state, ch(' ')).is_empty());
+    state.begin(Mode::Demo, true, true);
+    assert_eq!(
+        update(&mut state, ch(' ')),
+        vec![Command::Step(StepCommand::Next)]
+    );
+    assert_eq!(
+        update(&mut state, ch('c')),
+        vec![Command::Step(StepCommand::Continue)]
+    );
+    assert!(!state.shown.stepping);
+    assert!(update(&mut state, ch(' ')).is_empty());
+}
+
+#[test]
+fn demo_picker_starts_the_chosen_scenario() {
+    use diagraph::tui::state::DemoEntry;
+    let mut state = live_state(&[]);
+    assert_eq!(update(&mut state, ch('d')), vec![Command::ListScenarios]);
+    let entry = |n: &str, err: Option<&str>| DemoEntry {
+        path: format!("fixtures/scenarios/{n}.toml").into(),
+        name: n.into(),
+        description: format!("{n} description"),
+        question: "q".into(),
+        error: err.map(String::from),
+    };
+    update(
+        &mut state,
+        Msg::ScenariosLoaded(vec![entry("a", None), entry("b", None)]),
+    );
+    update(&mut state, ch('j'));
+    let cmds = update(&mut state, key(KeyCode::Enter));
+    let generation = state.shown.generation;
+    assert_eq!(
+        cmds,
+        vec![Command::StartDemo {
+            generation,
+            path: "fixtures/scenarios/b.toml".into()
+        }]
+    );
+    assert_eq!(state.mode, Mode::Demo);
+    assert!(state.shown.stepping);
+    let text = buffer_text(render(&state, 100, 30).backend().buffer());
+    assert!(text.contains("b description"), "{text}");
+    // A scenario that failed to load is reported, not started.
+    update(
+        &mut state,
+        Msg::ScenariosLoaded(vec![entry("bad", Some("bad.toml: no question"))]),
+    );
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+    assert!(
+        state
+            .notice
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no question")
+    );
+}
