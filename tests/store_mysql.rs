@@ -36,6 +36,7 @@ macro_rules! suite_tests {
 }
 
 suite_tests!(
+    scenario_suite,
     trace_projection,
     replay_equals_live,
     runs_list,

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod scenarios;
 pub mod synthetic;
 
 use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
@@ -16,6 +17,11 @@ use diagraph::tools::pack::{Pack, PackManifest};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use synthetic::pass_run;
+
+/// The shipped scenario suite through the engine (see `scenarios.rs`).
+pub async fn scenario_suite(store: &Store) {
+    scenarios::scenario_suite(store).await;
+}
 
 /// The Run Trace projection of one run: exactly its rows, the trace under
 /// `run` only, and what the engine produced (route, counts, verdicts,
