@@ -29,6 +29,7 @@ macro_rules! suite_tests {
 }
 
 suite_tests!(
+    scenario_suite,
     trace_projection,
     replay_equals_live,
     runs_list,
@@ -38,6 +39,7 @@ suite_tests!(
     failed_run_keeps_partial_trace,
     feedback_creates_case,
     knowledge_metadata,
+    knowledge_from_shipped_pack,
     unknown_run,
 );
 

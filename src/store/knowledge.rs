@@ -1,5 +1,5 @@
 //! Knowledge metadata: which documents a pack loaded (`api_document`:
-//! file, hash, chunk count, status) and its domains (`knowledge_domain`),
+//! file, hash, chunks in the pack's index, status) and its domains (`knowledge_domain`),
 //! from which the Planner's `available_knowledge_domains` is built.
 //!
 //! Upserts are select-then-write in one transaction rather than dialect
@@ -47,25 +47,13 @@ pub struct DocumentInfo {
     pub status: String,
 }
 
-/// Sections a document is split into for the index: one per heading, plus
-/// any text before the first heading (fenced code does not count).
-pub fn chunk_count(body: &str) -> usize {
-    let mut in_fence = false;
-    let mut count = 0;
-    let mut text_before_heading = false;
-    for line in body.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if !in_fence && t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') {
-            count += 1;
-        } else if count == 0 && !t.trim().is_empty() {
-            text_before_heading = true;
-        }
-    }
-    count + usize::from(text_before_heading)
+/// How many chunks of `source` the pack's knowledge index holds.
+fn indexed_chunks(pack: &Pack, source: &str) -> usize {
+    pack.index
+        .chunks()
+        .iter()
+        .filter(|c| c.source == source)
+        .count()
 }
 
 fn doc_metadata(doc: &KnowledgeDoc) -> String {
@@ -87,7 +75,7 @@ impl Store {
             let mut tx = p.begin().await?;
             for doc in &pack.documents {
                 let path = pack.dir.join("knowledge").join(&doc.source).display().to_string();
-                let chunks = to_i64(chunk_count(&doc.body));
+                let chunks = to_i64(indexed_chunks(pack, &doc.source));
                 let meta = doc_metadata(doc);
                 let found = sqlx::query(FIND_DOC).bind(pack_name).bind(&doc.source)
                     .fetch_optional(&mut *tx).await?;

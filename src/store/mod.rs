@@ -25,7 +25,7 @@ mod runs;
 mod trace;
 
 pub use feedback::{CaseDraft, CaseRecord, case_from_evaluation, fault_category};
-pub use knowledge::{DocumentInfo, chunk_count};
+pub use knowledge::DocumentInfo;
 pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
 
 use db::Db;

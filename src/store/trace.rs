@@ -199,9 +199,11 @@ fn decorate(run: &mut Map<String, Value>, events: &[EngineEvent]) {
         }
     }
     run.insert("verdicts".into(), verdicts.unwrap_or(Value::Null));
+    // The journal holds exactly what the engine emitted; self_evaluation
+    // is the fallback for runs recorded without a journal.
     run.insert(
         "gatekeeperResult".into(),
-        from_eval.or(gatekeeper).unwrap_or(Value::Null),
+        gatekeeper.or(from_eval).unwrap_or(Value::Null),
     );
     run.insert("eventCount".into(), json!(events.len()));
 }

@@ -4,17 +4,24 @@
 
 #![allow(dead_code)]
 
+pub mod scenarios;
 pub mod synthetic;
 
 use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
 use diagraph::engine::recorder::{AgentStep, RunFinish, RunStart};
 use diagraph::engine::{NodeId, Recorder};
+use diagraph::knowledge::chunk::chunk_markdown;
 use diagraph::knowledge::{DomainInfo, KnowledgeDoc, KnowledgeIndex};
 use diagraph::store::{ProcessOwner, Store, StoreError};
 use diagraph::tools::pack::{Pack, PackManifest};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use synthetic::pass_run;
+
+/// The shipped scenario suite through the engine (see `scenarios.rs`).
+pub async fn scenario_suite(store: &Store) {
+    scenarios::scenario_suite(store).await;
+}
 
 /// The Run Trace projection of one run: exactly its rows, the trace under
 /// `run` only, and what the engine produced (route, counts, verdicts,
@@ -402,6 +409,10 @@ fn doc(source: &str, domain: &str, body: &str) -> KnowledgeDoc {
 }
 
 fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
+    let chunks = docs
+        .iter()
+        .flat_map(|d| chunk_markdown(&d.source, &d.title, &d.domain, &d.body))
+        .collect();
     Pack {
         dir: "/packs/shop".into(),
         manifest: PackManifest {
@@ -414,7 +425,7 @@ fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
         logs: vec![],
         documents: docs,
         domains,
-        index: KnowledgeIndex::build(vec![]).unwrap(),
+        index: KnowledgeIndex::build(chunks).unwrap(),
         skills: vec![],
         warnings: vec![],
     }
@@ -454,7 +465,7 @@ pub async fn knowledge_metadata(store: &Store) {
     assert_eq!(docs[0].status, "INDEXED");
     assert_eq!(docs[0].domain, "database");
     // A document removed from the pack goes; a changed one is updated.
-    let mut changed = doc("database/pool.md", "database", "# Pool\n");
+    let mut changed = doc("database/pool.md", "database", "# Pool\nresized\n");
     changed.hash = "sha-new".into();
     let p2 = pack(
         vec![changed],
@@ -469,6 +480,38 @@ pub async fn knowledge_metadata(store: &Store) {
         store.knowledge_domains().await.unwrap()[1].document_count,
         0
     );
+}
+
+/// The shipped pack's documents and domains land in the store as loaded.
+pub async fn knowledge_from_shipped_pack(store: &Store) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
+    let pack = Pack::load(&dir).unwrap();
+    store.sync_knowledge(&pack).await.unwrap();
+    let mut expected = pack.domains.clone();
+    expected.sort_by(|a, b| a.domain.cmp(&b.domain));
+    assert!(!expected.is_empty());
+    assert_eq!(store.knowledge_domains().await.unwrap(), expected);
+    let docs = store
+        .knowledge_documents(&pack.manifest.name)
+        .await
+        .unwrap();
+    assert_eq!(docs.len(), pack.documents.len());
+    for d in &docs {
+        let source = pack
+            .documents
+            .iter()
+            .find(|x| x.source == d.file_name)
+            .unwrap();
+        assert_eq!(d.file_hash, source.hash);
+        let indexed = pack
+            .index
+            .chunks()
+            .iter()
+            .filter(|c| c.source == d.file_name)
+            .count();
+        assert_eq!(d.chunk_count, indexed as u64);
+        assert!(d.chunk_count > 0);
+    }
 }
 
 /// Unknown run ids are a clear error everywhere.

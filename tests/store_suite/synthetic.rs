@@ -3,6 +3,8 @@
 //! each step and invocation stored under the seq of the event that
 //! announces it, ids taken from the store.
 
+#![allow(dead_code)]
+
 use diagraph::engine::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
 use diagraph::engine::contracts::{Lang, Verdict};
 use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};

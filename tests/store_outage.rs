@@ -1,0 +1,396 @@
+//! The database goes away in the middle of a run.
+//!
+//! Each test starts a PRIVATE MariaDB server (`mariadb-install-db` +
+//! `mariadbd` on a free port with a temporary data directory; the shared
+//! server on 3306 is never touched), kills it with SIGKILL while a run is
+//! being recorded, and restarts it on the same data directory. Expected:
+//! no panic and no hang (every call returns within a bound), the writes
+//! fail as `Unavailable` while the server is down, the run ends FAILED
+//! with its partial trace once the server is back (journal events
+//! recorded during the outage included), and after a restart no run is
+//! left RUNNING. Without the MariaDB binaries the tests skip outside CI
+//! and fail under `CI=true`.
+
+#[path = "support/mysql.rs"]
+mod mysql_support;
+
+use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::engine::recorder::{AgentStep, RecordError, RunFinish, RunStart};
+use diagraph::engine::{NodeId, Recorder};
+use diagraph::store::{ProcessOwner, Store};
+use diagraph::tools::{EvidenceStatus, RetrievalDetails, ToolInvocation};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A throwaway MariaDB server.
+struct PrivateServer {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Option<Child>,
+}
+
+fn find_binary(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    dirs.extend(["/usr/sbin", "/usr/local/sbin", "/usr/bin"].map(PathBuf::from));
+    names
+        .iter()
+        .flat_map(|n| dirs.iter().map(move |d| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+fn skip_or_fail(test: &str, why: &str) {
+    if mysql_support::in_ci() {
+        panic!("{test}: cannot run a private MariaDB server under CI=true: {why}");
+    }
+    eprintln!("SKIP {test}: {why}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}
+
+impl PrivateServer {
+    async fn start(test: &str) -> Option<PrivateServer> {
+        let (Some(install), Some(_)) = (
+            find_binary(&["mariadb-install-db", "mysql_install_db"]),
+            find_binary(&["mariadbd", "mysqld"]),
+        ) else {
+            skip_or_fail(test, "mariadb-install-db / mariadbd not installed");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut cmd = Command::new(install);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db");
+        if is_root() {
+            cmd.arg("--user=root");
+        }
+        let status = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        if !status.success() {
+            skip_or_fail(test, "mariadb-install-db failed");
+            return None;
+        }
+        let mut server = PrivateServer {
+            dir,
+            port: free_port(),
+            child: None,
+        };
+        server.launch().await;
+        Some(server)
+    }
+
+    fn url(&self, db: &str) -> String {
+        format!("mysql://root@127.0.0.1:{}/{db}", self.port)
+    }
+
+    async fn launch(&mut self) {
+        let d = self.dir.path();
+        let server = find_binary(&["mariadbd", "mysqld"]).unwrap();
+        let mut cmd = Command::new(server);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", d.join("data").display()))
+            .arg(format!("--port={}", self.port))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--socket={}", d.join("sock").display()))
+            .arg(format!("--pid-file={}", d.join("pid").display()))
+            .arg("--skip-log-bin")
+            .arg("--innodb-buffer-pool-size=16M")
+            .arg("--innodb-log-file-size=8M");
+        if is_root() {
+            cmd.arg("--user=root");
+        }
+        let log = std::fs::File::create(d.join("server.log")).unwrap();
+        self.child = Some(cmd.stdout(Stdio::null()).stderr(log).spawn().unwrap());
+        wait_ready(&self.url("mysql"), d).await;
+    }
+
+    /// SIGKILL: the server vanishes mid-conversation, like a crash.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+async fn wait_ready(url: &str, dir: &Path) {
+    use sqlx::Connection;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let attempt =
+            tokio::time::timeout(Duration::from_secs(2), sqlx::MySqlConnection::connect(url)).await;
+        if let Ok(Ok(conn)) = attempt {
+            let _ = conn.close().await;
+            return;
+        }
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            panic!("private MariaDB did not come up within 60 s:\n{log}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn create_db(server: &PrivateServer, name: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::MySqlConnection::connect(&server.url("mysql"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE {name} CHARACTER SET utf8mb4"
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+}
+
+fn event(run_id: i64, seq: u32, node: NodeId) -> EngineEvent {
+    EngineEvent {
+        run_id,
+        seq,
+        at_ms: u64::from(seq),
+        kind: EventKind::NodeEntered {
+            node,
+            attempt: 1,
+            via: None,
+        },
+    }
+}
+
+fn step(run_id: i64, seq: u32, index: u32, agent: &str) -> AgentStep {
+    AgentStep {
+        id: 0,
+        run_id,
+        seq,
+        step_index: index,
+        agent_name: agent.into(),
+        attempt: 1,
+        model_input: "in".into(),
+        model_output: "out".into(),
+        thought: String::new(),
+        has_tool_call: false,
+        duration_ms: 1,
+        token_count: 1,
+        error: None,
+    }
+}
+
+fn invocation(run_id: i64, seq: u32) -> ToolInvocation {
+    ToolInvocation {
+        id: 0,
+        run_id,
+        step_id: None,
+        seq,
+        tool_name: "query_logs".into(),
+        input_params: json!({"service": "payment-service"}),
+        output_preview: "{}".into(),
+        output_length: 2,
+        is_truncated: false,
+        retrieval_details: RetrievalDetails {
+            evidence_status: EvidenceStatus::NoEvidence,
+            evidence_refs: vec![],
+            deduped_from: None,
+            blocked: false,
+            retrieved_domains: vec![],
+        },
+        dedup_reason: None,
+        duration_ms: 1,
+        success: true,
+        error_message: None,
+    }
+}
+
+/// What the engine does with a write that failed: retry until it lands
+/// or the recovery timeout passes.
+async fn retry<T, F, Fut>(timeout: Duration, mut write: F) -> Result<T, RecordError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, RecordError>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        match write().await {
+            Err(RecordError::Unavailable(e)) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Every store call must come back within this, server up or down.
+const NO_HANG: Duration = Duration::from_secs(15);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_killed_mid_run() {
+    let Some(mut server) = PrivateServer::start("server_killed_mid_run").await else {
+        return;
+    };
+    create_db(&server, "outage").await;
+    let url = server.url("outage");
+    let store = Store::connect(&url).await.unwrap();
+    // A second "process" whose run will be orphaned by the outage.
+    let doomed_owner = ProcessOwner {
+        pid: 4_194_301,
+        host: ProcessOwner::current().host,
+        start: "7".into(),
+    };
+    let orphan_store = Store::connect_as(&url, doomed_owner).await.unwrap();
+    let orphan = orphan_store
+        .start_run(&RunStart {
+            session_id: None,
+            question: "orphaned by the crash".into(),
+            model: "m".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+
+    let handle = store
+        .start_run(&RunStart {
+            session_id: Some("outage-session".into()),
+            question: "why is payment-service slow?".into(),
+            model: "scripted".into(),
+            pack: None,
+            scenario: None,
+        })
+        .await
+        .unwrap();
+    let run_id = handle.run_id;
+    let mut live: Vec<EngineEvent> = vec![];
+    for (seq, node) in [(1, NodeId::Planner)] {
+        let e = event(run_id, seq, node);
+        store.record_event(&e).await.unwrap();
+        live.push(e);
+    }
+    store
+        .record_step(&step(run_id, 2, 1, "planner"))
+        .await
+        .unwrap();
+
+    // The server dies between two writes of the run.
+    server.kill();
+    let e = event(run_id, 3, NodeId::Executor);
+    // Journal events are buffered: recording one never blocks on the server.
+    tokio::time::timeout(NO_HANG, store.record_event(&e))
+        .await
+        .unwrap()
+        .unwrap();
+    live.push(e);
+    let inv = invocation(run_id, 4);
+    let failed = tokio::time::timeout(NO_HANG, store.record_tool_invocation(&inv))
+        .await
+        .expect("a write during the outage must not hang");
+    assert!(
+        matches!(failed, Err(RecordError::Unavailable(_))),
+        "{failed:?}"
+    );
+    let trace_down = tokio::time::timeout(NO_HANG, store.run_trace(run_id))
+        .await
+        .unwrap();
+    assert!(trace_down.is_err());
+
+    // The server comes back within the recovery window; the engine's
+    // retry lands the write, then the run ends FAILED with its reason.
+    server.launch().await;
+    let inv_id = retry(Duration::from_secs(30), || {
+        store.record_tool_invocation(&inv)
+    })
+    .await
+    .unwrap();
+    let e = event(run_id, 5, NodeId::Fallback);
+    store.record_event(&e).await.unwrap();
+    live.push(e);
+    let finish = RunFinish {
+        run_id,
+        status: RunStatus::Failed,
+        answer: String::new(),
+        degraded: false,
+        effective_verdict: None,
+        duration_ms: 1234,
+        token_count: 1,
+        step_count: 1,
+        tool_call_count: 1,
+        self_evaluation: Value::Null,
+        orchestration_trace: json!({"version": "stategraph-v1", "transitions": [], "final_node": "executor",
+            "termination_reason": "store_unavailable", "degraded": false, "evidence_retry_count": 0}),
+        failure_reason: Some("store unavailable mid-run".into()),
+    };
+    retry(Duration::from_secs(30), || store.finish_run(&finish))
+        .await
+        .unwrap();
+
+    let trace = store.run_trace(run_id).await.unwrap();
+    assert_eq!(trace["run"]["status"], "FAILED");
+    assert_eq!(trace["run"]["failureReason"], "store unavailable mid-run");
+    assert_eq!(trace["steps"].as_array().unwrap().len(), 1);
+    let invs = trace["toolInvocations"].as_array().unwrap();
+    assert_eq!(invs.len(), 1, "the retried invocation is stored once");
+    assert_eq!(invs[0]["id"], json!(inv_id));
+    assert_eq!(store.load_events(run_id).await.unwrap(), live);
+
+    // After a restart of diagraph nothing is left RUNNING: the orphan of
+    // the dead process is swept, with a reason.
+    drop(orphan_store);
+    let restarted = Store::connect(&url).await.unwrap();
+    assert_eq!(restarted.running_count().await.unwrap(), 0);
+    let t = restarted.run_trace(orphan.run_id).await.unwrap();
+    assert_eq!(t["run"]["status"], "FAILED");
+    assert!(
+        t["run"]["failureReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted")
+    );
+    restarted.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_while_down_is_a_quick_error() {
+    let Some(mut server) = PrivateServer::start("connect_while_down_is_a_quick_error").await else {
+        return;
+    };
+    create_db(&server, "down").await;
+    let url = server.url("down");
+    server.kill();
+    let started = Instant::now();
+    let err = tokio::time::timeout(NO_HANG, Store::connect(&url))
+        .await
+        .unwrap()
+        .err()
+        .unwrap();
+    assert!(err.to_string().starts_with("database unreachable"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
