@@ -246,28 +246,9 @@ impl Recorder for MemoryRecorder {
         // run id that is not this one.
         let id = self.id();
         let owner = -id;
-        self.data().invocations.push(ToolInvocation {
-            id,
-            run_id: owner,
-            step_id: None,
-            seq: 0,
-            tool_name: crate::tools::QUERY_LOGS.into(),
-            input_params: Value::Null,
-            output_preview: String::new(),
-            output_length: 0,
-            is_truncated: false,
-            retrieval_details: crate::tools::RetrievalDetails {
-                evidence_status: crate::tools::EvidenceStatus::NoEvidence,
-                evidence_refs: vec![],
-                deduped_from: None,
-                blocked: false,
-                retrieved_domains: vec![],
-            },
-            dedup_reason: None,
-            duration_ms: 0,
-            success: true,
-            error_message: None,
-        });
+        let mut placeholder = ToolInvocation::placeholder(owner, 0);
+        placeholder.id = id;
+        self.data().invocations.push(placeholder);
         Ok(id)
     }
 

@@ -322,28 +322,7 @@ impl Recorder for Store {
             scenario: None,
         };
         let handle = self.insert_run(&start, PLACEHOLDER_FLOW).await?;
-        let invocation = ToolInvocation {
-            id: 0,
-            run_id: handle.run_id,
-            step_id: None,
-            seq: 1,
-            tool_name: crate::tools::QUERY_LOGS.into(),
-            input_params: Value::Object(Default::default()),
-            output_preview: String::new(),
-            output_length: 0,
-            is_truncated: false,
-            retrieval_details: crate::tools::RetrievalDetails {
-                evidence_status: crate::tools::EvidenceStatus::NoEvidence,
-                evidence_refs: vec![],
-                deduped_from: None,
-                blocked: false,
-                retrieved_domains: vec![],
-            },
-            dedup_reason: None,
-            duration_ms: 0,
-            success: true,
-            error_message: None,
-        };
+        let invocation = ToolInvocation::placeholder(handle.run_id, 1);
         let id = self.record_tool_invocation(&invocation).await?;
         let finish = RunFinish {
             run_id: handle.run_id,

@@ -153,6 +153,33 @@ pub struct ToolInvocation {
 }
 
 impl ToolInvocation {
+    /// An empty, evidence-less invocation owned by `run_id`. Recorders use it
+    /// to mint an id that belongs to another run (`{{invocation:foreign}}`).
+    pub fn placeholder(run_id: i64, seq: u32) -> ToolInvocation {
+        ToolInvocation {
+            id: 0,
+            run_id,
+            step_id: None,
+            seq,
+            tool_name: QUERY_LOGS.into(),
+            input_params: Value::Object(Map::new()),
+            output_preview: String::new(),
+            output_length: 0,
+            is_truncated: false,
+            retrieval_details: RetrievalDetails {
+                evidence_status: EvidenceStatus::NoEvidence,
+                evidence_refs: vec![],
+                deduped_from: None,
+                blocked: false,
+                retrieved_domains: vec![],
+            },
+            dedup_reason: None,
+            duration_ms: 0,
+            success: true,
+            error_message: None,
+        }
+    }
+
     /// A short human summary of the query, e.g. `service=payment-service keyword=timeout`.
     pub fn query_summary(&self) -> String {
         summarize_args(&self.input_params)

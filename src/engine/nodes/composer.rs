@@ -22,22 +22,16 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         }
     };
     let input = dto::to_input(&composer_input);
-    let mut messages = ctx.engine.prompts.render(AgentRole::Composer, &input);
-    if attempt > 1 {
-        messages.push(crate::engine::run::format_reminder("composer_output"));
-    }
-    let step_input = crate::engine::run::rendered_input(&messages).to_string();
-    let (call, _) = ctx
-        .call_model(
+    let parsed = ctx
+        .call_json_agent(
             AgentRole::Composer,
             attempt,
             input,
-            messages,
-            vec![],
-            &step_input,
+            "composer_output",
+            parse_composer_output,
         )
         .await?;
-    let output = match crate::engine::run::classify(call.response, parse_composer_output) {
+    let output = match parsed {
         Ok(output) => output,
         Err(failure) => return Ok(failure),
     };

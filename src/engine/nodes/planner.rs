@@ -45,22 +45,16 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
     // Rebuilt from unchanged state, so a technical retry sends the same input.
     let input = dto::to_input(&build_input(ctx));
-    let mut messages = ctx.engine.prompts.render(AgentRole::Planner, &input);
-    if attempt > 1 {
-        messages.push(crate::engine::run::format_reminder("planner_plan"));
-    }
-    let step_input = crate::engine::run::rendered_input(&messages).to_string();
-    let (call, _) = ctx
-        .call_model(
+    let parsed = ctx
+        .call_json_agent(
             AgentRole::Planner,
             attempt,
             input,
-            messages,
-            vec![],
-            &step_input,
+            "planner_plan",
+            parse_planner_plan,
         )
         .await?;
-    match crate::engine::run::classify(call.response, parse_planner_plan) {
+    match parsed {
         Ok(plan) => {
             let detail = match &plan.selected_skill {
                 Some(skill) => format!("skill {skill}, {} step(s)", plan.plan.len()),

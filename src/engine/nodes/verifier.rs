@@ -49,22 +49,16 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> Result<VerifierInput, Unhandled> 
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
     let input = dto::to_input(&build_input(ctx)?);
-    let mut messages = ctx.engine.prompts.render(AgentRole::Verifier, &input);
-    if attempt > 1 {
-        messages.push(crate::engine::run::format_reminder("verifier_output"));
-    }
-    let step_input = crate::engine::run::rendered_input(&messages).to_string();
-    let (call, _) = ctx
-        .call_model(
+    let parsed = ctx
+        .call_json_agent(
             AgentRole::Verifier,
             attempt,
             input,
-            messages,
-            vec![],
-            &step_input,
+            "verifier_output",
+            parse_verifier_output,
         )
         .await?;
-    match crate::engine::run::classify(call.response, parse_verifier_output) {
+    match parsed {
         Ok(output) => {
             let gaps = evidence_retry::extract_gaps(&output);
             let detail = format!(

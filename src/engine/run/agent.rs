@@ -154,6 +154,30 @@ impl RunCtx<'_> {
     }
 }
 
+impl RunCtx<'_> {
+    /// One attempt of a JSON-only role (Planner, Verifier, Composer): render
+    /// the prompt with the DTO, add the format reminder on a technical retry,
+    /// call the model without tools and parse the answer into its contract.
+    pub(crate) async fn call_json_agent<T>(
+        &mut self,
+        role: AgentRole,
+        attempt: u32,
+        input: Value,
+        contract: &str,
+        parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
+    ) -> Result<Result<T, NodeResult>, Unhandled> {
+        let mut messages = self.engine.prompts.render(role, &input);
+        if attempt > 1 {
+            messages.push(format_reminder(contract));
+        }
+        let step_input = rendered_input(&messages).to_string();
+        let (call, _) = self
+            .call_model(role, attempt, input, messages, vec![], &step_input)
+            .await?;
+        Ok(classify(call.response, parse))
+    }
+}
+
 /// Maps a model answer of a JSON-only role (Planner, Verifier, Composer) to
 /// its parsed contract or to the failure outcome and a short detail.
 pub(crate) fn classify<T>(
