@@ -394,3 +394,128 @@ async fn connect_while_down_is_a_quick_error() {
     assert!(err.to_string().starts_with("database unreachable"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Wraps a real tool: tells the test when it is called, then takes a while,
+/// so the test can kill the database while the run is mid-Executor.
+struct SlowTool {
+    inner: std::sync::Arc<dyn diagraph::tools::Tool>,
+    called: std::sync::Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl diagraph::tools::Tool for SlowTool {
+    fn spec(&self) -> diagraph::tools::ToolSpec {
+        self.inner.spec()
+    }
+
+    async fn call(
+        &self,
+        args: &serde_json::Map<String, Value>,
+    ) -> Result<diagraph::tools::ToolOutput, diagraph::tools::ToolError> {
+        self.called.notify_one();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        self.inner.call(args).await
+    }
+}
+
+/// The whole engine, not just the recorder: the server is killed while the
+/// Executor's first tool runs and comes back a few seconds later. The run
+/// must neither panic nor hang, must end FAILED with its partial trace once
+/// the server is back, and nothing may stay RUNNING.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_run_ends_failed_with_partial_trace_after_outage() {
+    use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
+    use diagraph::engine::prompts::Prompts;
+    use diagraph::engine::{Catalog, Engine, EngineConfig, RunRequest};
+    use diagraph::model::offline::OfflineModel;
+    use diagraph::tools::ToolRegistry;
+    use diagraph::tools::pack::{Pack, pack_tools};
+    use std::sync::Arc;
+
+    let test = "engine_run_ends_failed_with_partial_trace_after_outage";
+    let Some(mut server) = PrivateServer::start(test).await else {
+        return;
+    };
+    create_db(&server, "engine_outage").await;
+    let url = server.url("engine_outage");
+    let store = Arc::new(Store::connect(&url).await.unwrap());
+
+    let pack = Arc::new(
+        Pack::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")).unwrap(),
+    );
+    let called = Arc::new(tokio::sync::Notify::new());
+    let mut tools = ToolRegistry::new();
+    for tool in pack_tools(pack.clone()) {
+        if tool.spec().name == diagraph::tools::QUERY_METRICS {
+            tools.register(Arc::new(SlowTool {
+                inner: tool,
+                called: called.clone(),
+            }));
+        } else {
+            tools.register(tool);
+        }
+    }
+    let engine = Engine {
+        model: Arc::new(OfflineModel::new()),
+        tools: Arc::new(tools),
+        recorder: store.clone(),
+        catalog: Arc::new(Catalog {
+            domains: pack.domains.clone(),
+            skills: pack.skill_catalog(),
+            services: pack.manifest.services.clone(),
+        }),
+        prompts: Arc::new(Prompts::shipped()),
+        rules: Arc::new(GatekeeperRules::shipped()),
+        config: EngineConfig {
+            store_recovery_timeout: Duration::from_secs(45),
+            ..EngineConfig::default()
+        },
+    };
+
+    let run = tokio::spawn(async move {
+        engine
+            .run(RunRequest::new("why is payment-service slow?"))
+            .await
+    });
+    tokio::time::timeout(Duration::from_secs(30), called.notified())
+        .await
+        .expect("the executor never called query_metrics");
+    server.kill();
+    // Longer than the store's connection wait, so the Executor's write of
+    // the invocation fails and the engine has to recover.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    server.launch().await;
+
+    let outcome = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the run hung after the outage")
+        .expect("the run panicked")
+        .expect("the run was not persisted although the server came back");
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert!(
+        outcome
+            .failure_reason
+            .as_deref()
+            .is_some_and(|r| !r.is_empty()),
+        "a FAILED run names its reason"
+    );
+
+    // A fresh connection (a restarted diagraph) sees the FAILED run with
+    // the partial trace the engine had, and nothing RUNNING.
+    let fresh = Store::connect(&url).await.unwrap();
+    assert_eq!(fresh.running_count().await.unwrap(), 0);
+    let trace = fresh.run_trace(outcome.run_id).await.unwrap();
+    assert_eq!(trace["run"]["status"], "FAILED");
+    let stored_route = &trace["run"]["orchestrationTrace"];
+    assert!(stored_route.is_object(), "{trace}");
+    assert_eq!(
+        serde_json::to_value(&outcome.trace).unwrap(),
+        *stored_route,
+        "the stored partial trace is the one the engine built"
+    );
+    let replayed = fresh.load_events(outcome.run_id).await.unwrap();
+    assert_eq!(
+        replayed, outcome.events,
+        "every event made it once the server was back"
+    );
+}
