@@ -182,6 +182,8 @@ fn unknown_run_is_a_one_line_error() {
     let sb = Sandbox::new();
     let out = sb.cmd().args(["trace", "987654"]).output().unwrap();
     assert_one_line_error(&out, "987654");
+    let replay = sb.cmd().args(["replay", "987654"]).output().unwrap();
+    assert_one_line_error(&replay, "987654");
     let bad = sb.cmd().args(["trace", "abc"]).output().unwrap();
     assert_one_line_error(&bad, "run id");
 }

@@ -197,6 +197,10 @@ async fn tui_launch(
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
     let setup = Setup::build(config, setup::Output::Quiet).await?;
+    if let crate::tui::Launch::Replay(run_id) = &launch {
+        // An unknown run is a one-line error, not an empty screen.
+        setup.store.load_events(*run_id).await?;
+    }
     let ctx = setup.tui_context(config);
     crate::tui::run(ctx, launch)
         .await
