@@ -1,12 +1,13 @@
 //! Engine throughput: runs per second through the real engine (prompt
 //! rendering, parsers, Gatekeeper, projection, trace) with the scripted
-//! model, an in-memory recorder and the shipped pack's tools in process.
+//! model, a recorder that keeps nothing (no persistence; set
+//! DIAGRAPH_BENCH_RECORDER=memory for the in-memory journal) and the shipped pack's tools in process.
 //!
 //! Prints exactly `runs_per_s_pass=N runs_per_s_retry=N`.
 
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder};
+use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, NullRecorder};
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::tools::ToolRegistry;
@@ -15,14 +16,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Runs per recorder: a fresh MemoryRecorder per batch keeps memory flat.
+/// Runs per recorder: a fresh recorder per batch keeps memory flat.
 const BATCH: usize = 500;
 
 fn base() -> Engine {
     Engine {
         model: Arc::new(UncoveredModel),
         tools: Arc::new(ToolRegistry::new()),
-        recorder: Arc::new(MemoryRecorder::new()),
+        recorder: if std::env::var("DIAGRAPH_BENCH_RECORDER").as_deref() == Ok("memory") {
+            Arc::new(MemoryRecorder::new())
+        } else {
+            Arc::new(NullRecorder::new())
+        },
         catalog: Arc::new(Catalog::default()),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),

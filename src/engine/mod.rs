@@ -18,7 +18,7 @@ pub mod trace;
 
 pub use events::{EngineEvent, EventKind, RunStatus};
 pub use graph::{NodeId, Outcome};
-pub use recorder::{MemoryRecorder, Recorder};
+pub use recorder::{MemoryRecorder, NullRecorder, Recorder};
 
 use crate::knowledge::{DomainInfo, SkillInfo};
 use crate::model::ChatModel;

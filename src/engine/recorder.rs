@@ -256,3 +256,111 @@ impl Recorder for MemoryRecorder {
         "memory".into()
     }
 }
+
+/// Hands out ids and keeps nothing: runs without persistence, where even
+/// [`MemoryRecorder`]'s growing journal would cost more than the run itself
+/// (throughput benchmarks, fire-and-forget runs). Session history is always
+/// empty, and every id is fresh, so a foreign invocation id is never one of
+/// the asking run's.
+pub struct NullRecorder {
+    next_id: AtomicI64,
+}
+
+impl Default for NullRecorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NullRecorder {
+    pub fn new() -> Self {
+        NullRecorder {
+            next_id: AtomicI64::new(1),
+        }
+    }
+
+    fn id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+#[async_trait]
+impl Recorder for NullRecorder {
+    async fn start_run(&self, start: &RunStart) -> Result<RunHandle, RecordError> {
+        let run_id = self.id();
+        let session_id = start
+            .session_id
+            .clone()
+            .unwrap_or_else(|| format!("session-{run_id}"));
+        Ok(RunHandle { run_id, session_id })
+    }
+
+    async fn session_history(
+        &self,
+        _session_id: &str,
+        _limit: usize,
+    ) -> Result<Vec<HistoryTurn>, RecordError> {
+        Ok(Vec::new())
+    }
+
+    async fn record_step(&self, _step: &AgentStep) -> Result<i64, RecordError> {
+        Ok(self.id())
+    }
+
+    async fn record_tool_invocation(
+        &self,
+        _invocation: &ToolInvocation,
+    ) -> Result<InvocationId, RecordError> {
+        Ok(self.id())
+    }
+
+    async fn record_event(&self, _event: &EngineEvent) -> Result<(), RecordError> {
+        Ok(())
+    }
+
+    async fn finish_run(&self, _finish: &RunFinish) -> Result<(), RecordError> {
+        Ok(())
+    }
+
+    async fn foreign_invocation_id(&self, _run_id: i64) -> Result<InvocationId, RecordError> {
+        Ok(self.id())
+    }
+
+    fn describe(&self) -> String {
+        "none".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(session: Option<&str>) -> RunStart {
+        RunStart {
+            session_id: session.map(str::to_string),
+            question: "q".into(),
+            model: "scripted".into(),
+            pack: None,
+            scenario: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn null_recorder_hands_out_distinct_ids_and_keeps_nothing() {
+        let rec = NullRecorder::new();
+        let a = rec.start_run(&start(None)).await.unwrap();
+        let b = rec.start_run(&start(Some("s1"))).await.unwrap();
+        assert_ne!(a.run_id, b.run_id);
+        assert_eq!(a.session_id, format!("session-{}", a.run_id));
+        assert_eq!(b.session_id, "s1");
+        let inv = rec
+            .record_tool_invocation(&ToolInvocation::placeholder(b.run_id, 1))
+            .await
+            .unwrap();
+        let foreign = rec.foreign_invocation_id(b.run_id).await.unwrap();
+        assert_ne!(inv, foreign);
+        assert!(foreign > inv);
+        assert!(rec.session_history("s1", 10).await.unwrap().is_empty());
+        assert_eq!(rec.describe(), "none");
+    }
+}

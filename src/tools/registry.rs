@@ -1,4 +1,8 @@
 //! The set of tools a run can reach, by name.
+//!
+//! Each tool's spec is taken once at registration: specs are fixed for a
+//! tool's lifetime, and rebuilding their JSON schemas on every Executor turn
+//! was a measurable share of a run.
 
 use super::{Tool, ToolSpec};
 use std::collections::BTreeMap;
@@ -6,7 +10,7 @@ use std::sync::Arc;
 
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Arc<dyn Tool>>,
+    tools: BTreeMap<String, (Arc<dyn Tool>, ToolSpec)>,
 }
 
 impl ToolRegistry {
@@ -16,11 +20,12 @@ impl ToolRegistry {
 
     /// Adds or replaces a tool under its spec name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.tools.insert(tool.spec().name, tool);
+        let spec = tool.spec();
+        self.tools.insert(spec.name.clone(), (tool, spec));
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.tools.get(name).map(|(tool, _)| tool)
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
@@ -32,7 +37,7 @@ impl ToolRegistry {
         names
             .iter()
             .filter_map(|n| self.tools.get(n))
-            .map(|t| t.spec())
+            .map(|(_, spec)| spec.clone())
             .collect()
     }
 }
