@@ -89,6 +89,26 @@ impl Journal {
         }
     }
 
+    /// A copy of the run's buffered events, left in the buffer.
+    pub(crate) fn snapshot(&self, run_id: i64) -> Vec<EngineEvent> {
+        self.lock()
+            .get(&run_id)
+            .map(|r| r.pending.clone())
+            .unwrap_or_default()
+    }
+
+    /// Drops buffered events that are now committed (by seq).
+    pub(crate) fn forget(&self, run_id: i64, written: &[EngineEvent]) {
+        let mut runs = self.lock();
+        if let Some(run) = runs.get_mut(&run_id) {
+            run.pending
+                .retain(|e| !written.iter().any(|w| w.seq == e.seq));
+            if run.pending.is_empty() {
+                run.oldest = None;
+            }
+        }
+    }
+
     /// Returns events whose write failed, ahead of any buffered since.
     pub(crate) fn put_back(&self, run_id: i64, mut events: Vec<EngineEvent>) {
         if events.is_empty() {
@@ -187,16 +207,19 @@ pub(crate) use insert_events;
 pub(crate) const CHUNK_ROWS: usize = CHUNK;
 
 /// Writes the run's buffered events in their own transaction.
+///
+/// The events stay buffered until the write commits: a flush that is still
+/// waiting on an unreachable server must not hide them from the run's next
+/// write or from a reader. Rows are insert-or-ignore on (run_id, seq), so an
+/// event written twice is stored once.
 pub(crate) async fn flush_run(store: &Store, run_id: i64) -> Result<(), RecordError> {
-    let events = store.journal.take(run_id);
+    let events = store.journal.snapshot(run_id);
     if events.is_empty() {
         return Ok(());
     }
-    let result = write_rows(&store.db, &rows(&events)?).await;
-    if result.is_err() {
-        store.journal.put_back(run_id, events);
-    }
-    result
+    write_rows(&store.db, &rows(&events)?).await?;
+    store.journal.forget(run_id, &events);
+    Ok(())
 }
 
 /// Writes rows straight away (a run this store does not have open).
