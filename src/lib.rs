@@ -11,5 +11,6 @@ pub mod knowledge;
 pub mod model;
 pub mod scenario;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod tui;

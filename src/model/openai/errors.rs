@@ -103,29 +103,8 @@ pub fn transport_error(err: &reqwest::Error, base_url: &str, timeout: Duration) 
     )
 }
 
-/// The innermost error text (reqwest's own Display repeats the URL, which
-/// is noise in a one-line message).
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &(dyn std::error::Error + 'static) = err;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    clean(&cur.to_string(), 200)
-}
-
-/// Printable text of at most `max` chars; control characters (terminal
-/// escapes, newlines) become spaces.
-pub fn clean(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out.trim().to_string()
-}
+pub use crate::text::clean;
+use crate::text::root_cause;
 
 pub fn snippet(body: &[u8], max: usize) -> String {
     clean(&String::from_utf8_lossy(body), max)

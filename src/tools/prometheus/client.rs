@@ -148,23 +148,5 @@ impl Client {
     }
 }
 
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &(dyn std::error::Error + 'static) = err;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    clean(&cur.to_string(), 200)
-}
-
-/// Printable, single-line, bounded: server text is untrusted.
-pub fn clean(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use crate::text::clean;
+use crate::text::root_cause;
