@@ -283,20 +283,23 @@ async fn session_history_reaches_the_planner_and_executor() {
     let reqs = capture.requests();
     let planner2 = reqs
         .iter()
-        .filter(|r| r.role == diagraph::model::AgentRole::Planner)
+        .filter(|r| r.role() == diagraph::model::AgentRole::Planner)
         .nth(1)
         .unwrap();
-    assert_eq!(planner2.input["history"][0]["run_id"], first.run_id);
     assert_eq!(
-        planner2.input["history"][0]["answer"],
+        planner2.input.to_value()["history"][0]["run_id"],
+        first.run_id
+    );
+    assert_eq!(
+        planner2.input.to_value()["history"][0]["answer"],
         first.answer.as_str()
     );
     let verifier2 = reqs
         .iter()
-        .filter(|r| r.role == diagraph::model::AgentRole::Verifier)
+        .filter(|r| r.role() == diagraph::model::AgentRole::Verifier)
         .nth(1)
         .unwrap();
-    assert!(verifier2.input.get("history").is_none());
+    assert!(verifier2.input.to_value().get("history").is_none());
 }
 
 #[tokio::test]
@@ -331,7 +334,7 @@ async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
     let exec: Vec<_> = capture
         .requests()
         .into_iter()
-        .filter(|r| r.role == AgentRole::Executor)
+        .filter(|r| r.role() == AgentRole::Executor)
         .collect();
     assert_eq!(exec.len(), 2);
     assert!(!exec[0].tools.is_empty());
@@ -379,7 +382,7 @@ async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
     let exec: Vec<_> = capture
         .requests()
         .into_iter()
-        .filter(|r| r.role == AgentRole::Executor)
+        .filter(|r| r.role() == AgentRole::Executor)
         .collect();
     let seen = &exec[1].tool_results()[0];
     assert_eq!(seen["evidence_status"], "failed");

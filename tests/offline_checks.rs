@@ -6,7 +6,7 @@ mod offline_support;
 
 use diagraph::engine::contracts::*;
 use diagraph::engine::dto::*;
-use diagraph::model::{AgentRole, Message, ToolCall};
+use diagraph::model::{Message, ToolCall};
 use offline_support::*;
 use serde_json::json;
 
@@ -406,8 +406,7 @@ fn exec_request(
     tools: bool,
 ) -> diagraph::model::ChatRequest {
     request(
-        AgentRole::Executor,
-        to_input(input),
+        input.clone(),
         messages,
         if tools { tool_specs() } else { vec![] },
     )

@@ -9,12 +9,10 @@ mod offline_support;
 use diagraph::engine::contracts::{
     Lang, Verdict, Verification, find_overstatement, parse_executor_evidence,
 };
-use diagraph::engine::dto::{
-    GatekeeperSummary, PlannerInput, PlannerMode, ToolBrief, VerifierInput, to_input,
-};
+use diagraph::engine::dto::{GatekeeperSummary, PlannerInput, PlannerMode, VerifierInput};
 use diagraph::engine::nodes::gatekeeper::{self, GatekeeperRules};
 use diagraph::engine::nodes::{allowed, verified_input};
-use diagraph::model::{AgentRole, Message};
+use diagraph::model::Message;
 use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::tools::{EvidenceStatus, RetrievalDetails, Tool, ToolInvocation};
 use offline_support::*;
@@ -50,14 +48,7 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
         available_knowledge_domains: pack.domains.clone(),
         skill_catalog: pack.skill_catalog(),
         known_services: pack.manifest.services.clone(),
-        available_tools: specs
-            .iter()
-            .map(|s| ToolBrief {
-                name: s.name.clone(),
-                description: s.description.clone(),
-                parameters: s.parameters.clone(),
-            })
-            .collect(),
+        available_tools: specs.iter().cloned().map(Arc::new).collect(),
         retry_context: None,
     };
     let plan = plan(&pin);
@@ -67,12 +58,7 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
     }];
     let mut invocations: Vec<ToolInvocation> = Vec::new();
     let text = loop {
-        let r = respond(&request(
-            AgentRole::Executor,
-            to_input(&ein),
-            messages.clone(),
-            specs.clone(),
-        ));
+        let r = respond(&request(ein.clone(), messages.clone(), specs.clone()));
         if r.tool_calls.is_empty() {
             break r.content.unwrap();
         }

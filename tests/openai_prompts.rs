@@ -6,10 +6,11 @@ use diagraph::engine::contracts::{
     find_overstatement, parse_composer_output, parse_executor_evidence, parse_planner_plan,
     parse_verifier_output,
 };
+use diagraph::engine::dto::{AgentInput, ExecutorInput};
 use diagraph::engine::prompts::Prompts;
 use diagraph::model::{AgentRole, Message};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn json_blocks(text: &str) -> Vec<String> {
     let mut out = vec![];
@@ -147,8 +148,11 @@ fn prompts_state_their_boundaries() {
 #[test]
 fn rendering_fills_the_dto_and_versions_are_content_hashes() {
     let p = Prompts::shipped();
-    let input = json!({"question": "why is payment-service slow?", "lang": "en"});
-    let msgs = p.render(AgentRole::Planner, &input);
+    let input = AgentInput::from(ExecutorInput {
+        question: "why is payment-service slow?".into(),
+        ..Default::default()
+    });
+    let msgs = p.render(&input);
     let Message::System { content } = &msgs[0] else {
         panic!("first message is not the system prompt");
     };

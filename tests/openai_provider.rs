@@ -8,13 +8,13 @@
 
 mod openai_mock;
 
+use diagraph::engine::dto::ExecutorInput;
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
-use diagraph::model::{
-    AgentRole, ChatModel, ChatRequest, FinishReason, Message, ModelErrorKind, ToolCall,
-};
+use diagraph::model::{ChatModel, ChatRequest, FinishReason, Message, ModelErrorKind, ToolCall};
 use diagraph::tools::ToolSpec;
 use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const KEY: &str = "sk-test-0123456789abcdef";
@@ -43,11 +43,14 @@ fn metrics_spec() -> ToolSpec {
 
 fn executor_request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
-        role: AgentRole::Executor,
         attempt: 1,
-        input: json!({"question": "why is payment-service slow?"}),
+        input: ExecutorInput {
+            question: "why is payment-service slow?".into(),
+            ..Default::default()
+        }
+        .into(),
         messages,
-        tools: vec![metrics_spec()],
+        tools: vec![Arc::new(metrics_spec())],
         script: Default::default(),
     }
 }
@@ -159,7 +162,6 @@ async fn tool_calling_conversation_round_trips() {
 async fn requests_without_tools_send_no_tool_fields() {
     let server = MockServer::start(vec![Reply::text("{}")]).await;
     let mut req = executor_request(first_messages());
-    req.role = AgentRole::Planner;
     req.tools.clear();
     model(&server.base_url).chat(&req).await.unwrap();
     let body = &server.received()[0].body;

@@ -191,7 +191,8 @@ async fn gatekeeper_low_confid_with_zero_verified_bindings_goes_to_fallback() {
 async fn gatekeeper_low_confid_verifier_receives_only_passing_bindings() {
     let (out, _, reqs) = run_captured("16_gatekeeper_low_confid_capped.toml").await;
     let v = &of_role(&reqs, AgentRole::Verifier)[0];
-    let claims = v.input["verified_executor_output"]["claims"]
+    let input = v.input.to_value();
+    let claims = input["verified_executor_output"]["claims"]
         .as_array()
         .unwrap();
     assert_eq!(claims.len(), 1);
@@ -219,8 +220,8 @@ async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
 async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
     let (_, rec, reqs) = run_captured("01_pass.toml").await;
     let v = &of_role(&reqs, AgentRole::Verifier)[0];
-    let keys: Vec<&str> = v
-        .input
+    let input = v.input.to_value();
+    let keys: Vec<&str> = input
         .as_object()
         .unwrap()
         .keys()
@@ -242,7 +243,7 @@ async fn verifier_receives_only_verified_evidence_not_the_tool_trace() {
         .evidence_refs[0]
         .text;
     assert_eq!(
-        v.input["verified_evidence"][0]["matched_text"],
+        v.input.to_value()["verified_evidence"][0]["matched_text"],
         Value::String(ref_text.clone())
     );
     // The prompt text may name contract fields (the verifier's own output
@@ -362,7 +363,7 @@ async fn composer_and_routing_read_only_the_effective_verdict() {
     // the answer carries the LOW_CONFID banner.
     let (out, _, reqs) = run_captured("16_gatekeeper_low_confid_capped.toml").await;
     let c = &of_role(&reqs, AgentRole::Composer)[0];
-    assert_eq!(c.input["verdict"], "LOW_CONFID");
+    assert_eq!(c.input.to_value()["verdict"], "LOW_CONFID");
     let banner = fallback::verdict_banner(Lang::En, Verdict::LowConfid).unwrap();
     assert!(out.answer.starts_with(banner));
     // Model LOW_CONFID with a gap but a LOW_CONFID ceiling: no retry.
@@ -434,7 +435,7 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
         let (out, _, reqs) = run_captured(file).await;
         let c = &of_role(&reqs, AgentRole::Composer)[0];
         let input: diagraph::engine::dto::ComposerInput =
-            serde_json::from_value(c.input.clone()).unwrap();
+            serde_json::from_value(c.input.to_value()).unwrap();
         assert_eq!(
             out.answer,
             fallback::post_verifier_answer(Lang::En, &input),
@@ -524,10 +525,10 @@ async fn no_extractable_gap_means_no_evidence_retry() {
 async fn second_round_planner_plans_only_the_gaps() {
     let (_, _, reqs) = run_captured("23_evidence_retry_pass.toml").await;
     let p = of_role(&reqs, AgentRole::Planner);
-    assert_eq!(p[0].input["mode"], "NORMAL");
-    assert_eq!(p[0].input["retry_context"], Value::Null);
-    assert_eq!(p[1].input["mode"], "EVIDENCE_GAP_ONLY");
-    let view = &p[1].input["retry_context"];
+    assert_eq!(p[0].input.to_value()["mode"], "NORMAL");
+    assert_eq!(p[0].input.to_value()["retry_context"], Value::Null);
+    assert_eq!(p[1].input.to_value()["mode"], "EVIDENCE_GAP_ONLY");
+    let view = &p[1].input.to_value()["retry_context"];
     assert_eq!(view["evidence_gaps"].as_array().unwrap().len(), 1);
     let done = view["completed_queries"].as_array().unwrap();
     assert!(done.iter().any(|q| q["tool"] == "query_metrics"));
@@ -542,10 +543,10 @@ async fn second_round_executor_runs_only_new_queries_and_outputs_a_full_snapshot
     let e = of_role(&reqs, AgentRole::Executor);
     let round2 = e
         .iter()
-        .find(|r| r.input["retry_context"] != Value::Null)
+        .find(|r| r.input.to_value()["retry_context"] != Value::Null)
         .unwrap();
     assert_eq!(
-        round2.input["retry_context"]["prior_verified_output"]["claims"][0]["claim_id"],
+        round2.input.to_value()["retry_context"]["prior_verified_output"]["claims"][0]["claim_id"],
         "claim-1"
     );
     let invs: Vec<_> = rec
@@ -590,7 +591,8 @@ async fn second_round_snapshot_is_rechecked_in_full_by_the_gatekeeper() {
 async fn orchestration_does_not_merge_claim_text_across_rounds() {
     let (_, _, reqs) = run_captured("23_evidence_retry_pass.toml").await;
     let v = of_role(&reqs, AgentRole::Verifier);
-    let texts: Vec<&str> = v[1].input["verified_executor_output"]["claims"]
+    let input = v[1].input.to_value();
+    let texts: Vec<&str> = input["verified_executor_output"]["claims"]
         .as_array()
         .unwrap()
         .iter()
@@ -659,7 +661,7 @@ async fn verifier_consumes_only_verified_evidence() {
         })
         .collect();
     for v in of_role(&reqs, AgentRole::Verifier) {
-        for ev in v.input["verified_evidence"].as_array().unwrap() {
+        for ev in v.input.to_value()["verified_evidence"].as_array().unwrap() {
             let text = ev["matched_text"].as_str().unwrap();
             assert!(
                 refs.iter().any(|r| r == text),

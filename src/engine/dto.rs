@@ -10,8 +10,11 @@ use super::contracts::{
 };
 use crate::engine::recorder::HistoryTurn;
 use crate::knowledge::{DomainInfo, SkillInfo};
+use crate::model::AgentRole;
+use crate::tools::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -81,18 +84,12 @@ pub struct PlannerInput {
     pub skill_catalog: Vec<SkillInfo>,
     /// Services the tool backend knows (pack.toml), to ground entity names.
     pub known_services: Vec<String>,
-    /// Tools the Executor will be allowed to call, with their argument names.
-    pub available_tools: Vec<ToolBrief>,
+    /// Tools the Executor will be allowed to call, with their argument
+    /// schemas (shared with the registry, not copied per run).
+    pub available_tools: Vec<Arc<ToolSpec>>,
     /// The planner's view of the retry: gaps, completed queries and a
     /// summary of confirmed facts (EVIDENCE_GAP_ONLY only).
     pub retry_context: Option<PlannerRetryView>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolBrief {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,7 +101,7 @@ pub struct PlannerRetryView {
     pub instruction: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ExecutorInput {
     pub question: String,
     pub lang: Lang,
@@ -175,9 +172,62 @@ pub struct ComposerInput {
     pub rationale: String,
 }
 
-/// Helper for tests and providers: a DTO as the JSON object sent to models.
-pub fn to_input<T: Serialize>(dto: &T) -> Value {
-    serde_json::to_value(dto).unwrap_or(Value::Object(Map::new()))
+/// One agent's input DTO, typed. Models read it structurally (the offline
+/// model) or as the rendered prompt text (LLMs); it is shared, not copied,
+/// across the turns of a node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum AgentInput {
+    Planner(Arc<PlannerInput>),
+    Executor(Arc<ExecutorInput>),
+    Verifier(Arc<VerifierInput>),
+    Composer(Arc<ComposerInput>),
+}
+
+impl AgentInput {
+    pub fn role(&self) -> AgentRole {
+        match self {
+            AgentInput::Planner(_) => AgentRole::Planner,
+            AgentInput::Executor(_) => AgentRole::Executor,
+            AgentInput::Verifier(_) => AgentRole::Verifier,
+            AgentInput::Composer(_) => AgentRole::Composer,
+        }
+    }
+
+    /// The DTO as the JSON object a model is shown.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Object(Map::new()))
+    }
+
+    /// The DTO as pretty JSON, the form prompts embed.
+    pub fn to_pretty_json(&self) -> String {
+        // Serialising plain data structs into a String cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+impl From<PlannerInput> for AgentInput {
+    fn from(input: PlannerInput) -> Self {
+        AgentInput::Planner(Arc::new(input))
+    }
+}
+
+impl From<ExecutorInput> for AgentInput {
+    fn from(input: ExecutorInput) -> Self {
+        AgentInput::Executor(Arc::new(input))
+    }
+}
+
+impl From<VerifierInput> for AgentInput {
+    fn from(input: VerifierInput) -> Self {
+        AgentInput::Verifier(Arc::new(input))
+    }
+}
+
+impl From<ComposerInput> for AgentInput {
+    fn from(input: ComposerInput) -> Self {
+        AgentInput::Composer(Arc::new(input))
+    }
 }
 
 /// Claims of an executor output, by id.

@@ -6,6 +6,7 @@
 //! message so that a prompt without the placeholder still sees it. The
 //! version of a prompt is a content hash, recorded in self_evaluation.
 
+use crate::engine::dto::AgentInput;
 use crate::model::{AgentRole, Message};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -17,14 +18,36 @@ pub struct Prompt {
     pub text: String,
     /// `sha256:` + first 16 hex digits of the text's hash.
     pub version: String,
+    /// The text split at each `{{input}}`, so rendering is one sized copy.
+    pieces: Vec<String>,
 }
+
+const INPUT_PLACEHOLDER: &str = "{{input}}";
 
 impl Prompt {
     pub fn new(text: impl Into<String>) -> Prompt {
         let text = text.into();
         let digest = Sha256::digest(text.as_bytes());
         let version = format!("sha256:{}", &hex::encode(digest)[..16]);
-        Prompt { text, version }
+        let pieces = text.split(INPUT_PLACEHOLDER).map(str::to_string).collect();
+        Prompt {
+            text,
+            version,
+            pieces,
+        }
+    }
+
+    /// The text with every `{{input}}` replaced by `dto`.
+    pub fn render(&self, dto: &str) -> String {
+        let fixed: usize = self.pieces.iter().map(String::len).sum();
+        let mut out = String::with_capacity(fixed + dto.len() * (self.pieces.len() - 1));
+        for (i, piece) in self.pieces.iter().enumerate() {
+            if i > 0 {
+                out.push_str(dto);
+            }
+            out.push_str(piece);
+        }
+        out
     }
 }
 
@@ -99,12 +122,26 @@ impl Prompts {
     }
 
     /// System prompt rendered with the DTO, then the DTO as the user turn.
-    pub fn render(&self, role: AgentRole, input: &Value) -> Vec<Message> {
-        let dto = serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
-        let system = self.get(role).text.replace("{{input}}", &dto);
+    pub fn render(&self, input: &AgentInput) -> Vec<Message> {
+        let dto = input.to_pretty_json();
+        let system = self.get(input.role()).render(&dto);
         vec![
             Message::System { content: system },
             Message::User { content: dto },
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_replaces_every_placeholder_and_keeps_text_without_one() {
+        let p = Prompt::new("a {{input}} b {{input}}");
+        assert_eq!(p.render("X"), "a X b X");
+        let plain = Prompt::new("no placeholder here");
+        assert_eq!(plain.render("X"), "no placeholder here");
+        assert_eq!(Prompt::new("{{input}}").render(""), "");
     }
 }

@@ -18,6 +18,7 @@ use super::recorder::HistoryTurn;
 use super::trace::NodeEvent;
 use crate::tools::ToolInvocation;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// `executor_output_parse_status` of seed 002 section 5.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,7 +80,7 @@ pub struct RunState {
 
     /// Built once per Composer stage so that a technical retry re-sends the
     /// same input.
-    pub composer_input: Option<ComposerInput>,
+    pub composer_input: Option<Arc<ComposerInput>>,
     pub composer_output: Option<ComposerOutput>,
     pub composer_status: Option<Outcome>,
     pub composer_retry_count: u32,

@@ -1,7 +1,7 @@
 //! The model port: [`ChatModel`] and its providers.
 //!
-//! A request carries the agent role, the role's input DTO (structured, so
-//! the offline model can read it without parsing prose), the rendered
+//! A request carries the role's input DTO (typed, so the offline model
+//! reads it without parsing prose, and it names the role), the rendered
 //! messages (what an LLM reads) and, for the Executor, the tool specs. A
 //! response is text and/or tool calls; failures are classified errors so
 //! the graph can decide whether a technical retry is allowed.
@@ -10,11 +10,13 @@ pub mod offline;
 pub mod openai;
 pub mod scripted;
 
+use crate::engine::dto::AgentInput;
 use crate::tools::ToolSpec;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,21 +95,23 @@ pub struct ScriptContext {
     pub foreign_invocation_id: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatRequest {
-    pub role: AgentRole,
     /// 1-based attempt of the node (technical retries re-send the same input).
     pub attempt: u32,
-    /// The role's input DTO, as a JSON object.
-    pub input: Value,
+    /// The role's input DTO; it also names the role.
+    pub input: AgentInput,
     pub messages: Vec<Message>,
     /// Tool specs offered (Executor only; empty means "answer now").
-    pub tools: Vec<ToolSpec>,
-    #[serde(default)]
+    pub tools: Vec<Arc<ToolSpec>>,
     pub script: ScriptContext,
 }
 
 impl ChatRequest {
+    pub fn role(&self) -> AgentRole {
+        self.input.role()
+    }
+
     /// The tool results received so far in this Executor conversation,
     /// parsed back from the tool messages (the offline model reads these).
     pub fn tool_results(&self) -> Vec<Value> {

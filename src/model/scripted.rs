@@ -144,7 +144,7 @@ impl ChatModel for UncoveredModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         Err(ModelError::new(
             ModelErrorKind::Uncovered,
-            format!("the script does not cover this {} call", request.role),
+            format!("the script does not cover this {} call", request.role()),
         ))
     }
 }
@@ -306,8 +306,8 @@ impl ChatModel for ScriptedModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let n = self.next_call(request.script.run_id, request.role);
-        let Some(reply) = self.replies.get(&(request.role, n)) else {
+        let n = self.next_call(request.script.run_id, request.role());
+        let Some(reply) = self.replies.get(&(request.role(), n)) else {
             return self.fallthrough.chat(request).await;
         };
         let prompt_tokens = estimate_tokens(request);
@@ -317,7 +317,7 @@ impl ChatModel for ScriptedModel {
                 format!(
                     "scripted {} error on {} call {n}",
                     kind.as_str(),
-                    request.role
+                    request.role()
                 ),
             )),
             ScriptReply::Text(text) => {
@@ -344,7 +344,7 @@ impl ChatModel for ScriptedModel {
                         other => self.fill(&other.to_string(), request).await,
                     };
                     tool_calls.push(ToolCall {
-                        id: format!("call_{}_{n}_{}", request.role, i + 1),
+                        id: format!("call_{}_{n}_{}", request.role(), i + 1),
                         name: c.name.clone(),
                         arguments,
                     });

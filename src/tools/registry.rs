@@ -1,8 +1,9 @@
 //! The set of tools a run can reach, by name.
 //!
-//! Each tool's spec is taken once at registration: specs are fixed for a
-//! tool's lifetime, and rebuilding their JSON schemas on every Executor turn
-//! was a measurable share of a run.
+//! Each tool's spec is taken once at registration and shared from then on:
+//! specs are fixed for a tool's lifetime, and rebuilding or copying their
+//! JSON schemas on every Planner input and Executor turn was a measurable
+//! share of a run.
 
 use super::{Tool, ToolSpec};
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, (Arc<dyn Tool>, ToolSpec)>,
+    tools: BTreeMap<String, (Arc<dyn Tool>, Arc<ToolSpec>)>,
 }
 
 impl ToolRegistry {
@@ -20,7 +21,7 @@ impl ToolRegistry {
 
     /// Adds or replaces a tool under its spec name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        let spec = tool.spec();
+        let spec = Arc::new(tool.spec());
         self.tools.insert(spec.name.clone(), (tool, spec));
     }
 
@@ -33,11 +34,11 @@ impl ToolRegistry {
     }
 
     /// Specs of the named tools that exist, in the given order.
-    pub fn specs_for(&self, names: &[String]) -> Vec<ToolSpec> {
+    pub fn specs_for(&self, names: &[String]) -> Vec<Arc<ToolSpec>> {
         names
             .iter()
             .filter_map(|n| self.tools.get(n))
-            .map(|(_, spec)| spec.clone())
+            .map(|(_, spec)| Arc::clone(spec))
             .collect()
     }
 }

@@ -132,7 +132,7 @@ pub fn steps(rec: &MemoryRecorder, run_id: i64, agent: &str) -> usize {
 }
 
 pub fn of_role(reqs: &[ChatRequest], role: AgentRole) -> Vec<ChatRequest> {
-    reqs.iter().filter(|r| r.role == role).cloned().collect()
+    reqs.iter().filter(|r| r.role() == role).cloned().collect()
 }
 
 pub fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::GatekeeperResult> {

@@ -14,22 +14,21 @@ use diagraph::engine::contracts::{
 use diagraph::engine::dto::*;
 use diagraph::knowledge::{DomainInfo, SkillInfo};
 use diagraph::model::offline::OfflineModel;
-use diagraph::model::{AgentRole, ChatRequest, ChatResponse, Message, ScriptContext};
+use diagraph::model::{ChatRequest, ChatResponse, Message, ScriptContext};
 use diagraph::tools::{ToolOutput, ToolSpec, summarize_args};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 pub fn request(
-    role: AgentRole,
-    input: Value,
+    input: impl Into<AgentInput>,
     messages: Vec<Message>,
     tools: Vec<ToolSpec>,
 ) -> ChatRequest {
     ChatRequest {
-        role,
         attempt: 1,
-        input,
+        input: input.into(),
         messages,
-        tools,
+        tools: tools.into_iter().map(Arc::new).collect(),
         script: ScriptContext::default(),
     }
 }
@@ -72,15 +71,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
     ]
 }
 
-pub fn tool_briefs() -> Vec<ToolBrief> {
-    tool_specs()
-        .into_iter()
-        .map(|s| ToolBrief {
-            name: s.name,
-            description: s.description,
-            parameters: s.parameters,
-        })
-        .collect()
+pub fn tool_briefs() -> Vec<Arc<ToolSpec>> {
+    tool_specs().into_iter().map(Arc::new).collect()
 }
 
 pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)]) -> PlannerInput {
@@ -109,12 +101,7 @@ pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)])
 }
 
 pub fn plan(input: &PlannerInput) -> PlannerPlan {
-    let r = respond(&request(
-        AgentRole::Planner,
-        to_input(input),
-        vec![],
-        vec![],
-    ));
+    let r = respond(&request(input.clone(), vec![], vec![]));
     parse_planner_plan(r.content.as_deref().unwrap_or("")).expect("valid planner_plan")
 }
 
@@ -313,12 +300,7 @@ pub fn run_executor(
     }];
     let mut results = Vec::new();
     for turn in 1..=8 {
-        let r = respond(&request(
-            AgentRole::Executor,
-            to_input(input),
-            messages.clone(),
-            tool_specs(),
-        ));
+        let r = respond(&request(input.clone(), messages.clone(), tool_specs()));
         if r.tool_calls.is_empty() {
             let text = r.content.expect("final executor text");
             return (
@@ -382,12 +364,7 @@ pub fn verifier_input(
 }
 
 pub fn verify(input: &VerifierInput) -> VerifierOutput {
-    let r = respond(&request(
-        AgentRole::Verifier,
-        to_input(input),
-        vec![],
-        vec![],
-    ));
+    let r = respond(&request(input.clone(), vec![], vec![]));
     parse_verifier_output(r.content.as_deref().unwrap_or("")).expect("valid verifier_output")
 }
 
@@ -432,12 +409,7 @@ pub fn composer_input(
 }
 
 pub fn compose(input: &ComposerInput) -> ComposerOutput {
-    let r = respond(&request(
-        AgentRole::Composer,
-        to_input(input),
-        vec![],
-        vec![],
-    ));
+    let r = respond(&request(input.clone(), vec![], vec![]));
     parse_composer_output(r.content.as_deref().unwrap_or("")).expect("valid composer_output")
 }
 

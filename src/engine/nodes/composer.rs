@@ -6,30 +6,24 @@
 //! OWNER: engine helper.
 
 use crate::engine::contracts::{Verdict, find_overstatement, parse_composer_output};
-use crate::engine::dto;
+use crate::engine::dto::AgentInput;
 use crate::engine::graph::Outcome;
 use crate::engine::nodes::fallback;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled, build_composer_input, invalid};
-use crate::model::AgentRole;
+use std::sync::Arc;
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
     let composer_input = match &ctx.state.composer_input {
-        Some(input) => input.clone(),
+        Some(input) => Arc::clone(input),
         None => {
-            let input = build_composer_input(ctx);
-            ctx.state.composer_input = Some(input.clone());
+            let input = Arc::new(build_composer_input(ctx));
+            ctx.state.composer_input = Some(Arc::clone(&input));
             input
         }
     };
-    let input = dto::to_input(&composer_input);
+    let input = AgentInput::Composer(Arc::clone(&composer_input));
     let parsed = ctx
-        .call_json_agent(
-            AgentRole::Composer,
-            attempt,
-            input,
-            "composer_output",
-            parse_composer_output,
-        )
+        .call_json_agent(attempt, input, "composer_output", parse_composer_output)
         .await?;
     let output = match parsed {
         Ok(output) => output,

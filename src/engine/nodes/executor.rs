@@ -12,12 +12,12 @@
 //! OWNER: engine helper.
 
 use crate::engine::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
-use crate::engine::dto::{self, ExecutorInput, PlannerMode};
+use crate::engine::dto::{AgentInput, ExecutorInput, PlannerMode};
 use crate::engine::events::EventKind;
 use crate::engine::graph::Outcome;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled, truncate};
 use crate::engine::state::ParseStatusRecord;
-use crate::model::{AgentRole, FinishReason, Message, ModelError};
+use crate::model::{FinishReason, Message, ModelError};
 use serde_json::json;
 
 /// Sent once the tool budget is spent, with no tools offered.
@@ -50,8 +50,8 @@ enum End {
 }
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
-    let input = dto::to_input(&build_input(ctx));
-    let mut messages = ctx.engine.prompts.render(AgentRole::Executor, &input);
+    let input = AgentInput::from(build_input(ctx));
+    let mut messages = ctx.engine.prompts.render(&input);
     let specs = ctx
         .engine
         .tools
@@ -73,14 +73,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         let tools = if forced { vec![] } else { specs.clone() };
         turns += 1;
         let (call, returned) = ctx
-            .call_model(
-                AgentRole::Executor,
-                attempt,
-                input.clone(),
-                messages,
-                tools,
-                &step_input,
-            )
+            .call_model(attempt, input.clone(), messages, tools, &step_input)
             .await?;
         messages = returned;
         let response = match call.response {

@@ -5,11 +5,10 @@
 //! OWNER: engine helper.
 
 use crate::engine::contracts::parse_planner_plan;
-use crate::engine::dto::{self, PlannerInput, PlannerMode, ToolBrief};
+use crate::engine::dto::{AgentInput, PlannerInput, PlannerMode};
 use crate::engine::graph::Outcome;
 use crate::engine::nodes::evidence_retry;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled};
-use crate::model::AgentRole;
 
 pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
     let s = &ctx.state;
@@ -25,14 +24,7 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
         available_tools: ctx
             .engine
             .tools
-            .specs_for(&ctx.engine.config.tool_permissions)
-            .into_iter()
-            .map(|t| ToolBrief {
-                name: t.name,
-                description: t.description,
-                parameters: t.parameters,
-            })
-            .collect(),
+            .specs_for(&ctx.engine.config.tool_permissions),
         retry_context: match s.planner_mode {
             PlannerMode::EvidenceGapOnly => {
                 s.retry_context.as_ref().map(evidence_retry::planner_view)
@@ -44,15 +36,9 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
     // Rebuilt from unchanged state, so a technical retry sends the same input.
-    let input = dto::to_input(&build_input(ctx));
+    let input = AgentInput::from(build_input(ctx));
     let parsed = ctx
-        .call_json_agent(
-            AgentRole::Planner,
-            attempt,
-            input,
-            "planner_plan",
-            parse_planner_plan,
-        )
+        .call_json_agent(attempt, input, "planner_plan", parse_planner_plan)
         .await?;
     match parsed {
         Ok(plan) => {

@@ -7,11 +7,10 @@
 //! OWNER: engine helper.
 
 use crate::engine::contracts::{Verdict, parse_verifier_output};
-use crate::engine::dto::{self, GatekeeperSummary, VerifierInput};
+use crate::engine::dto::{AgentInput, GatekeeperSummary, VerifierInput};
 use crate::engine::graph::Outcome;
 use crate::engine::nodes::evidence_retry;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled};
-use crate::model::AgentRole;
 
 pub(crate) fn build_input(ctx: &RunCtx<'_>) -> Result<VerifierInput, Unhandled> {
     let s = &ctx.state;
@@ -48,15 +47,9 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> Result<VerifierInput, Unhandled> 
 }
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {
-    let input = dto::to_input(&build_input(ctx)?);
+    let input = AgentInput::from(build_input(ctx)?);
     let parsed = ctx
-        .call_json_agent(
-            AgentRole::Verifier,
-            attempt,
-            input,
-            "verifier_output",
-            parse_verifier_output,
-        )
+        .call_json_agent(attempt, input, "verifier_output", parse_verifier_output)
         .await?;
     match parsed {
         Ok(output) => {

@@ -4,13 +4,13 @@
 
 use super::{RunCtx, Unhandled};
 use crate::engine::contracts::ParseFailure;
+use crate::engine::dto::AgentInput;
 use crate::engine::events::EventKind;
 use crate::engine::graph::Outcome;
 use crate::engine::recorder::AgentStep;
-use crate::model::{
-    AgentRole, ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext,
-};
-use serde_json::Value;
+use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
+use crate::tools::ToolSpec;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Step input/output kept in agent_step rows; the full text is not needed
@@ -60,15 +60,14 @@ impl RunCtx<'_> {
     /// `step_input` is what the step row keeps as model_input.
     pub async fn call_model(
         &mut self,
-        role: AgentRole,
         attempt: u32,
-        input: Value,
+        input: AgentInput,
         messages: Vec<Message>,
-        tools: Vec<crate::tools::ToolSpec>,
+        tools: Vec<Arc<ToolSpec>>,
         step_input: &str,
     ) -> Result<(ModelCall, Vec<Message>), Unhandled> {
+        let role = input.role();
         let request = ChatRequest {
-            role,
             attempt,
             input,
             messages,
@@ -160,19 +159,18 @@ impl RunCtx<'_> {
     /// call the model without tools and parse the answer into its contract.
     pub(crate) async fn call_json_agent<T>(
         &mut self,
-        role: AgentRole,
         attempt: u32,
-        input: Value,
+        input: AgentInput,
         contract: &str,
         parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
     ) -> Result<Result<T, NodeResult>, Unhandled> {
-        let mut messages = self.engine.prompts.render(role, &input);
+        let mut messages = self.engine.prompts.render(&input);
         if attempt > 1 {
             messages.push(format_reminder(contract));
         }
         let step_input = rendered_input(&messages).to_string();
         let (call, _) = self
-            .call_model(role, attempt, input, messages, vec![], &step_input)
+            .call_model(attempt, input, messages, vec![], &step_input)
             .await?;
         Ok(classify(call.response, parse))
     }

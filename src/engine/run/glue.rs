@@ -97,11 +97,10 @@ pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
 pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
     let reason = ctx.state.fallback_reason.unwrap_or("unknown");
     let answer = if is_post_verifier_fallback(reason) {
-        let input = match &ctx.state.composer_input {
-            Some(input) => input.clone(),
-            None => build_composer_input(ctx),
-        };
-        fallback::post_verifier_answer(ctx.state.lang, &input)
+        match &ctx.state.composer_input {
+            Some(input) => fallback::post_verifier_answer(ctx.state.lang, input),
+            None => fallback::post_verifier_answer(ctx.state.lang, &build_composer_input(ctx)),
+        }
     } else {
         fallback::pre_verification_answer(
             ctx.state.lang,

@@ -13,7 +13,7 @@ use super::entities;
 use super::evidence::{self, Collected};
 use super::planner::{self, query_key};
 use crate::engine::contracts::{EXECUTOR_ANSWER_VERSION, ExecutorEvidence, PlannedQuery};
-use crate::engine::dto::{ExecutorInput, PlannerInput, PlannerMode, ToolBrief};
+use crate::engine::dto::{ExecutorInput, PlannerInput, PlannerMode};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ToolCall};
 use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use serde_json::{Value, json};
@@ -101,15 +101,7 @@ fn first_calls(
             available_knowledge_domains: vec![],
             skill_catalog: vec![],
             known_services: vec![],
-            available_tools: request
-                .tools
-                .iter()
-                .map(|t| ToolBrief {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
-                })
-                .collect(),
+            available_tools: request.tools.clone(),
             retry_context: None,
         };
         queries = planner::plan(&derived).queries;

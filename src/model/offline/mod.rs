@@ -26,10 +26,9 @@ mod symptoms;
 pub mod text;
 pub mod verifier;
 
-use super::{AgentRole, ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
-use crate::engine::dto::{ComposerInput, ExecutorInput, PlannerInput, VerifierInput};
+use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::engine::dto::AgentInput;
 use async_trait::async_trait;
-use serde::de::DeserializeOwned;
 
 #[derive(Debug, Clone, Default)]
 pub struct OfflineModel;
@@ -42,37 +41,17 @@ impl OfflineModel {
     /// The answer for one request, synchronously (the trait method wraps
     /// this; benchmarks and tests may call it directly).
     pub fn respond(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        match request.role {
-            AgentRole::Planner => {
-                let input: PlannerInput = dto(request)?;
-                Ok(ChatResponse::text(to_json(&planner::plan(&input))?))
+        match &request.input {
+            AgentInput::Planner(input) => Ok(ChatResponse::text(to_json(&planner::plan(input))?)),
+            AgentInput::Executor(input) => Ok(executor::respond(input, request)),
+            AgentInput::Verifier(input) => {
+                Ok(ChatResponse::text(to_json(&verifier::verify(input))?))
             }
-            AgentRole::Executor => {
-                let input: ExecutorInput = dto(request)?;
-                Ok(executor::respond(&input, request))
-            }
-            AgentRole::Verifier => {
-                let input: VerifierInput = dto(request)?;
-                Ok(ChatResponse::text(to_json(&verifier::verify(&input))?))
-            }
-            AgentRole::Composer => {
-                let input: ComposerInput = dto(request)?;
-                Ok(ChatResponse::text(to_json(&composer::compose(&input))?))
+            AgentInput::Composer(input) => {
+                Ok(ChatResponse::text(to_json(&composer::compose(input))?))
             }
         }
     }
-}
-
-fn dto<T: DeserializeOwned>(request: &ChatRequest) -> Result<T, ModelError> {
-    serde_json::from_value(request.input.clone()).map_err(|e| {
-        ModelError::new(
-            ModelErrorKind::Config,
-            format!(
-                "offline {}: the request input is not a valid {} input DTO: {e}",
-                request.role, request.role
-            ),
-        )
-    })
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, ModelError> {

@@ -9,11 +9,13 @@
 use super::entities::{self, Entities, NarrowTarget};
 use super::text::{clean, content_tokens, tokens};
 use crate::engine::contracts::{Lang, PlannedQuery, PlannerPlan};
-use crate::engine::dto::{PlannerInput, PlannerRetryView, ToolBrief};
+use crate::engine::dto::{PlannerInput, PlannerRetryView};
 use crate::knowledge::{DomainInfo, SkillInfo};
+use crate::tools::ToolSpec;
 use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, READ_SKILL, summarize_args};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Most queries a first-round plan asks for (the Executor's budget is 12).
 const MAX_QUERIES: usize = 10;
@@ -26,11 +28,11 @@ pub const NARROW_MARK_ZH: &str = "窄范围问题：只执行一个精确查询�
 
 /// Which tools exist and which argument names each accepts.
 pub struct ToolSet<'a> {
-    tools: &'a [ToolBrief],
+    tools: &'a [Arc<ToolSpec>],
 }
 
 impl<'a> ToolSet<'a> {
-    pub fn new(tools: &'a [ToolBrief]) -> Self {
+    pub fn new(tools: &'a [Arc<ToolSpec>]) -> Self {
         ToolSet { tools }
     }
 

@@ -250,14 +250,13 @@ fn parse_usage(v: Option<&Value>) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::AgentRole;
+    use crate::engine::dto::ExecutorInput;
     use crate::tools::ToolSpec;
 
     fn request(tools: bool) -> ChatRequest {
         ChatRequest {
-            role: AgentRole::Executor,
             attempt: 1,
-            input: json!({}),
+            input: ExecutorInput::default().into(),
             messages: vec![
                 Message::System {
                     content: "s".into(),
@@ -279,11 +278,11 @@ mod tests {
                 },
             ],
             tools: if tools {
-                vec![ToolSpec {
+                vec![std::sync::Arc::new(ToolSpec {
                     name: "query_logs".into(),
                     description: "logs".into(),
                     parameters: json!({"type": "object", "properties": {"service": {"type": "string"}}}),
-                }]
+                })]
             } else {
                 vec![]
             },
