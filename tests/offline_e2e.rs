@@ -54,17 +54,17 @@ struct Run {
 }
 
 impl Run {
-    fn eval(&self) -> &Value {
-        &self.outcome.self_evaluation["verifier_evaluation"]
+    fn eval(&self) -> Value {
+        self.outcome.self_evaluation.to_value()["verifier_evaluation"].take()
     }
 
     fn final_output(&self) -> ExecutorEvidence {
-        serde_json::from_value(self.eval()["executor_structured_output"].clone())
+        serde_json::from_value(self.eval()["executor_structured_output"].take())
             .expect("executor output recorded")
     }
 
     fn composer(&self) -> ComposerOutput {
-        serde_json::from_value(self.eval()["composer_output"].clone())
+        serde_json::from_value(self.eval()["composer_output"].take())
             .expect("composer output recorded")
     }
 

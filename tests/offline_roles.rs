@@ -4,8 +4,7 @@ mod offline_support;
 
 use diagraph::engine::contracts::{Lang, Verdict, Verification, find_overstatement};
 use diagraph::engine::dto::*;
-use diagraph::model::offline::OfflineModel;
-use diagraph::model::{AgentRole, ModelErrorKind};
+
 use offline_support::*;
 use serde_json::json;
 
@@ -143,7 +142,7 @@ fn argument_names_come_from_the_tool_schemas() {
     );
     for t in &mut input.available_tools {
         if t.name == "query_logs" {
-            t.parameters = json!({"type": "object", "properties": {"service": {}, "level": {}, "keyword": {}}});
+            std::sync::Arc::make_mut(t).parameters = json!({"type": "object", "properties": {"service": {}, "level": {}, "keyword": {}}});
         }
     }
     let p = plan(&input);
@@ -378,25 +377,6 @@ fn outputs_are_deterministic() {
     assert_eq!(a.executor, b.executor);
     assert_eq!(a.verifier, b.verifier);
     assert_eq!(a.composer, b.composer);
-}
-
-#[test]
-fn malformed_dto_is_a_config_error_not_a_panic() {
-    let model = OfflineModel::new();
-    for role in AgentRole::ALL {
-        for input in [
-            json!({}),
-            json!(null),
-            json!({"question": 5}),
-            json!([1, 2]),
-        ] {
-            let err = model
-                .respond(&request(role, input, vec![], vec![]))
-                .unwrap_err();
-            assert_eq!(err.kind, ModelErrorKind::Config);
-            assert!(err.message.contains(role.as_str()));
-        }
-    }
 }
 
 #[test]

@@ -161,7 +161,7 @@ fn rendering_fills_the_dto_and_versions_are_content_hashes() {
 
     let versions = p.versions();
     for role in AgentRole::ALL {
-        let v = versions[role.as_str()].as_str().unwrap();
+        let v = &versions[role.as_str()];
         assert!(v.starts_with("sha256:") && v.len() == 23, "{v}");
     }
 

@@ -107,7 +107,7 @@ async fn executor_invalid_output_is_not_retried_and_skips_gatekeeper_verifier_an
     assert!(gatekeeper_results(&out).is_empty());
     assert_eq!(steps(&rec, out.run_id, "verifier"), 0);
     assert_eq!(steps(&rec, out.run_id, "composer"), 0);
-    let ev = &out.self_evaluation["verifier_evaluation"]["executor_output_parse_status"];
+    let ev = &out.self_evaluation.to_value()["verifier_evaluation"]["executor_output_parse_status"];
     assert_eq!(ev["status"], "malformed");
 }
 
@@ -309,7 +309,7 @@ async fn gatekeeper_low_confid_effective_verdict_never_upgrades_to_pass() {
     let (out, _, _) = run_captured("16_gatekeeper_low_confid_capped.toml").await;
     assert_eq!(out.model_verdict, Some(Verdict::Pass));
     assert_eq!(out.effective_verdict, Some(Verdict::LowConfid));
-    let ev = &out.self_evaluation["verifier_evaluation"];
+    let ev = &out.self_evaluation.to_value()["verifier_evaluation"];
     assert_eq!(ev["verdict"], "LOW_CONFID");
     assert_eq!(ev["model_verdict"], "PASS");
     assert_eq!(ev["verdict_ceiling"], "LOW_CONFID");
@@ -343,7 +343,7 @@ async fn verifier_execution_failure_never_becomes_a_verdict() {
         assert_eq!(out.model_verdict, None, "{file}");
         assert_eq!(out.effective_verdict, None, "{file}");
         assert_eq!(
-            out.self_evaluation["verifier_evaluation"]["verdict"],
+            out.self_evaluation.to_value()["verifier_evaluation"]["verdict"],
             Value::Null
         );
         let v = finished(&out)
@@ -681,8 +681,10 @@ async fn no_evidence_is_never_worded_as_ruled_out() {
     assert_eq!(c.1, Outcome::InvalidOutput);
     assert!(c.3.contains("over-statement"), "{}", c.3);
     let final_output = parse_composer_output(
-        &serde_json::to_string(&out.self_evaluation["verifier_evaluation"]["composer_output"])
-            .unwrap(),
+        &serde_json::to_string(
+            &out.self_evaluation.to_value()["verifier_evaluation"]["composer_output"],
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_eq!(find_overstatement(&final_output), None);

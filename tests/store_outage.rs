@@ -342,9 +342,13 @@ async fn server_killed_mid_run() {
         token_count: 1,
         step_count: 1,
         tool_call_count: 1,
-        self_evaluation: Value::Null,
-        orchestration_trace: json!({"version": "stategraph-v1", "transitions": [], "final_node": "executor",
-            "termination_reason": "store_unavailable", "degraded": false, "evidence_retry_count": 0}),
+        self_evaluation: None,
+        orchestration_trace: serde_json::from_value(
+            json!({"version": "stategraph-v1", "transitions": [],
+            "final_node": "executor", "termination_reason": "store_unavailable", "degraded": false,
+            "evidence_retry_count": 0}),
+        )
+        .unwrap(),
         failure_reason: Some("store unavailable mid-run".into()),
     };
     retry(Duration::from_secs(30), || store.finish_run(&finish))

@@ -7,6 +7,7 @@
 
 pub mod contracts;
 pub mod dto;
+pub mod evaluation;
 pub mod events;
 pub mod graph;
 pub mod nodes;
@@ -24,6 +25,7 @@ use crate::knowledge::{DomainInfo, SkillInfo};
 use crate::model::ChatModel;
 use crate::tools::ToolRegistry;
 use contracts::Verdict;
+use evaluation::SelfEvaluation;
 use nodes::gatekeeper::GatekeeperRules;
 use prompts::Prompts;
 use serde_json::Value;
@@ -145,7 +147,7 @@ pub struct RunOutcome {
     pub model_verdict: Option<Verdict>,
     pub ceiling: Option<Verdict>,
     pub trace: OrchestrationTrace,
-    pub self_evaluation: Value,
+    pub self_evaluation: SelfEvaluation,
     pub failure_reason: Option<String>,
     /// Every event the run emitted, in order.
     pub events: Vec<EngineEvent>,

@@ -8,7 +8,6 @@
 
 use crate::engine::dto::AgentInput;
 use crate::model::{AgentRole, Message};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -112,13 +111,11 @@ impl Prompts {
     }
 
     /// `{planner: "sha256:...", ...}` for self_evaluation.
-    pub fn versions(&self) -> Value {
-        Value::Object(
-            self.by_role
-                .iter()
-                .map(|(r, p)| (r.as_str().to_string(), Value::String(p.version.clone())))
-                .collect(),
-        )
+    pub fn versions(&self) -> BTreeMap<String, String> {
+        self.by_role
+            .iter()
+            .map(|(r, p)| (r.as_str().to_string(), p.version.clone()))
+            .collect()
     }
 
     /// System prompt rendered with the DTO, then the DTO as the user turn.

@@ -8,11 +8,12 @@
 //! cited by the Executor either belongs to this run's recorded invocations
 //! or it does not.
 
+use super::evaluation::SelfEvaluation;
 use super::events::{EngineEvent, RunStatus};
+use super::trace::OrchestrationTrace;
 use crate::tools::{InvocationId, ToolInvocation};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -80,8 +81,9 @@ pub struct RunFinish {
     pub token_count: u64,
     pub step_count: u32,
     pub tool_call_count: u32,
-    pub self_evaluation: Value,
-    pub orchestration_trace: Value,
+    /// None for a run that ended before its evaluation could be built.
+    pub self_evaluation: Option<SelfEvaluation>,
+    pub orchestration_trace: Option<OrchestrationTrace>,
     pub failure_reason: Option<String>,
 }
 

@@ -17,11 +17,11 @@ use super::nodes::verified_input::VerifiedProjection;
 use super::recorder::HistoryTurn;
 use super::trace::NodeEvent;
 use crate::tools::ToolInvocation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `executor_output_parse_status` of seed 002 section 5.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParseStatusRecord {
     pub status: ParseStatus,
     pub detail: String,

@@ -18,7 +18,6 @@ use crate::engine::recorder::{
 };
 use crate::tools::{InvocationId, LOOKUP_KNOWLEDGE, ToolInvocation};
 use async_trait::async_trait;
-use serde_json::Value;
 
 // A run never updates its session row: concurrent runs of one session each
 // hold a shared lock on it (the foreign key of their run insert), and
@@ -57,8 +56,8 @@ const PLACEHOLDER_SESSION: &str = "diagraph-placeholder";
 /// agent_flow of that run, which keeps it out of run lists and histories.
 const PLACEHOLDER_FLOW: &str = "PLACEHOLDER";
 
-fn json_text(v: &Value) -> Option<String> {
-    (!v.is_null()).then(|| v.to_string())
+fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
+    v.as_ref().and_then(|v| serde_json::to_string(v).ok())
 }
 
 fn unique_violation(e: &sqlx::Error) -> bool {
@@ -334,8 +333,8 @@ impl Recorder for Store {
             token_count: 0,
             step_count: 0,
             tool_call_count: 1,
-            self_evaluation: Value::Null,
-            orchestration_trace: Value::Null,
+            self_evaluation: None,
+            orchestration_trace: None,
             failure_reason: None,
         };
         self.finish_run(&finish).await?;

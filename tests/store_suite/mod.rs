@@ -298,9 +298,11 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
             token_count: 0,
             step_count: 0,
             tool_call_count: 0,
-            self_evaluation: Value::Null,
-            orchestration_trace: json!({"version": "stategraph-v1", "transitions": [], "final_node": null,
-                "termination_reason": null, "degraded": false, "evidence_retry_count": 0}),
+            self_evaluation: None,
+            orchestration_trace: serde_json::from_value(json!({"version": "stategraph-v1",
+                "transitions": [], "final_node": null, "termination_reason": null, "degraded": false,
+                "evidence_retry_count": 0}))
+            .unwrap(),
             failure_reason: Some("store unavailable: connection refused".into()),
         })
         .await
@@ -326,8 +328,8 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
         token_count: 0,
         step_count: 0,
         tool_call_count: 0,
-        self_evaluation: Value::Null,
-        orchestration_trace: Value::Null,
+        self_evaluation: None,
+        orchestration_trace: None,
         failure_reason: None,
     };
     assert!(store.finish_run(&ghost).await.is_err());

@@ -81,7 +81,11 @@ pub async fn check_stored_run(store: &Store, s: &Scenario, out: &RunOutcome) {
     if let Some(want) = &s.expect_route {
         assert_eq!(run["route"], serde_json::to_value(want).unwrap(), "{name}");
     }
-    assert_eq!(run["selfEvaluation"], out.self_evaluation, "{name}");
+    assert_eq!(
+        run["selfEvaluation"],
+        out.self_evaluation.to_value(),
+        "{name}"
+    );
     // Steps and invocations: exactly the ones the live run announced.
     let step_ids: Vec<i64> = out
         .events

@@ -7,6 +7,7 @@
 
 use diagraph::engine::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
 use diagraph::engine::contracts::{Lang, Verdict};
+use diagraph::engine::evaluation::SelfEvaluation;
 use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
 use diagraph::engine::recorder::{AgentStep, RunFinish, RunHandle, RunStart};
 use diagraph::engine::trace::{NodeEvent, build_trace};
@@ -313,8 +314,11 @@ pub async fn pass_run(
         failure_reason: None,
     })
     .await;
-    let self_evaluation = json!({
+    let self_evaluation: SelfEvaluation = serde_json::from_value(json!({
         "verifier_evaluation": {
+            "verified_binding_count": 1,
+            "prompt_versions": {},
+            "rule_set_version": "synthetic",
             "verdict": "PASS",
             "model_verdict": "PASS",
             "groundedness_score": 0.875,
@@ -340,7 +344,8 @@ pub async fn pass_run(
             },
             "gatekeeper_result": serde_json::to_value(&gk).unwrap()
         }
-    });
+    }))
+    .unwrap();
     rec.finish_run(&RunFinish {
         run_id: handle.run_id,
         status: RunStatus::Success,
@@ -351,8 +356,8 @@ pub async fn pass_run(
         token_count: 500,
         step_count: steps.len() as u32,
         tool_call_count: 1,
-        self_evaluation,
-        orchestration_trace: serde_json::to_value(&trace).unwrap(),
+        self_evaluation: Some(self_evaluation),
+        orchestration_trace: Some(trace),
         failure_reason: None,
     })
     .await

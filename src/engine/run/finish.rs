@@ -3,11 +3,11 @@
 //! events so far with bounded exponential back-off.
 
 use super::{RunCtx, Unhandled};
+use crate::engine::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
 use crate::engine::events::{EventKind, RunStatus};
 use crate::engine::recorder::{RecordError, RunFinish};
 use crate::engine::trace::{OrchestrationTrace, build_trace};
 use crate::engine::{EngineError, RunOutcome};
-use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -51,7 +51,10 @@ impl RunCtx<'_> {
                 });
             }
         }
-        Ok(self.outcome(RunStatus::Success, answer, trace, finish.self_evaluation))
+        let evaluation = finish
+            .self_evaluation
+            .unwrap_or_else(|| self.self_evaluation());
+        Ok(self.outcome(RunStatus::Success, answer, trace, evaluation))
     }
 
     pub(super) async fn finish_failed(
@@ -79,12 +82,10 @@ impl RunCtx<'_> {
                 store,
             });
         }
-        Ok(self.outcome(
-            RunStatus::Failed,
-            String::new(),
-            trace,
-            finish.self_evaluation,
-        ))
+        let evaluation = finish
+            .self_evaluation
+            .unwrap_or_else(|| self.self_evaluation());
+        Ok(self.outcome(RunStatus::Failed, String::new(), trace, evaluation))
     }
 
     /// Journals the pending events and then (if given) writes the run row,
@@ -127,46 +128,37 @@ impl RunCtx<'_> {
             token_count: s.counters.tokens,
             step_count: s.counters.agent_steps,
             tool_call_count: s.counters.tool_calls,
-            self_evaluation: self.self_evaluation(),
-            orchestration_trace: serde_json::to_value(trace).unwrap_or(Value::Null),
+            self_evaluation: Some(self.self_evaluation()),
+            orchestration_trace: Some(trace.clone()),
             failure_reason: s.failure_reason.clone(),
         }
     }
 
     /// `self_evaluation.verifier_evaluation` (seed 002 section 7, seed 003
     /// section 5.3): the verdict saved is the effective one.
-    fn self_evaluation(&self) -> Value {
+    fn self_evaluation(&self) -> SelfEvaluation {
         let s = &self.state;
         let v = s.verifier_output.as_ref();
-        let to_value = |x: Option<Value>| x.unwrap_or(Value::Null);
-        json!({
-            "verifier_evaluation": {
-                "verdict": s.effective_verdict.map(|v| v.as_str()),
-                "model_verdict": s.model_verdict.map(|v| v.as_str()),
-                "verdict_ceiling": s.ceiling.map(|v| v.as_str()),
-                "groundedness_score": v.map(|v| v.groundedness_score),
-                "critical_fact_count": v.map(|v| v.critical_fact_count),
-                "facts_checked": to_value(v.and_then(|v| serde_json::to_value(&v.facts_checked).ok())),
-                "rationale": v.map(|v| v.rationale.as_str()),
-                "round": s.evidence_retry_count + 1,
-                "traceability_version": "v1",
-                "executor_output_parse_status": to_value(
-                    s.executor_parse_status.as_ref().and_then(|p| serde_json::to_value(p).ok())
-                ),
-                "executor_structured_output": to_value(
-                    s.executor_output.as_ref().and_then(|o| serde_json::to_value(o).ok())
-                ),
-                "gatekeeper_result": to_value(
-                    s.gatekeeper_result.as_ref().and_then(|g| serde_json::to_value(g).ok())
-                ),
-                "verified_binding_count": s.verified_binding_count,
-                "composer_output": to_value(
-                    s.composer_output.as_ref().and_then(|c| serde_json::to_value(c).ok())
-                ),
-                "prompt_versions": self.engine.prompts.versions(),
-                "rule_set_version": self.engine.rules.rule_set_version,
-            }
-        })
+        SelfEvaluation {
+            verifier_evaluation: VerifierEvaluation {
+                verdict: s.effective_verdict,
+                model_verdict: s.model_verdict,
+                verdict_ceiling: s.ceiling,
+                groundedness_score: v.map(|v| v.groundedness_score),
+                critical_fact_count: v.map(|v| v.critical_fact_count),
+                facts_checked: v.map(|v| v.facts_checked.clone()),
+                rationale: v.map(|v| v.rationale.clone()),
+                round: s.evidence_retry_count + 1,
+                traceability_version: TRACEABILITY_VERSION.to_string(),
+                executor_output_parse_status: s.executor_parse_status.clone(),
+                executor_structured_output: s.executor_output.clone(),
+                gatekeeper_result: s.gatekeeper_result.clone(),
+                verified_binding_count: s.verified_binding_count,
+                composer_output: s.composer_output.clone(),
+                prompt_versions: self.engine.prompts.versions(),
+                rule_set_version: self.engine.rules.rule_set_version.clone(),
+            },
+        }
     }
 
     fn outcome(
@@ -174,7 +166,7 @@ impl RunCtx<'_> {
         status: RunStatus,
         answer: String,
         trace: OrchestrationTrace,
-        self_evaluation: Value,
+        self_evaluation: SelfEvaluation,
     ) -> RunOutcome {
         RunOutcome {
             run_id: self.state.run_id,

@@ -1,0 +1,49 @@
+//! `self_evaluation` (seed 002 section 7, seed 003 section 5.3): the audit
+//! record of what the agents produced and what the code decided, stored
+//! with the run. Typed, so a run's end clones its parts instead of building
+//! a JSON tree.
+
+use super::contracts::{ComposerOutput, ExecutorEvidence, FactCheck, GatekeeperResult, Verdict};
+use super::state::ParseStatusRecord;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub const TRACEABILITY_VERSION: &str = "v1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelfEvaluation {
+    pub verifier_evaluation: VerifierEvaluation,
+}
+
+/// `self_evaluation.verifier_evaluation`. `verdict` is the effective verdict
+/// (`min(model_verdict, verdict_ceiling)`); a part the run never reached is
+/// null.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifierEvaluation {
+    pub verdict: Option<Verdict>,
+    pub model_verdict: Option<Verdict>,
+    pub verdict_ceiling: Option<Verdict>,
+    pub groundedness_score: Option<f64>,
+    pub critical_fact_count: Option<u32>,
+    pub facts_checked: Option<Vec<FactCheck>>,
+    pub rationale: Option<String>,
+    /// 1 for the first round, 2 after an evidence retry.
+    pub round: u32,
+    pub traceability_version: String,
+    pub executor_output_parse_status: Option<ParseStatusRecord>,
+    pub executor_structured_output: Option<ExecutorEvidence>,
+    pub gatekeeper_result: Option<GatekeeperResult>,
+    pub verified_binding_count: usize,
+    pub composer_output: Option<ComposerOutput>,
+    /// Role name to prompt content hash.
+    pub prompt_versions: BTreeMap<String, String>,
+    pub rule_set_version: String,
+}
+
+impl SelfEvaluation {
+    /// The record as stored and printed.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
