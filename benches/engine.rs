@@ -5,6 +5,10 @@
 //!
 //! Prints exactly `runs_per_s_pass=N runs_per_s_retry=N`.
 
+/// The allocator the `diagraph` binary uses, so figures match the product.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
 use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, NullRecorder};

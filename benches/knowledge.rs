@@ -3,6 +3,10 @@
 //! Prints `lookup_knowledge_p50_ms=X` (target <= 2 ms), p95, the index
 //! build time and the whole pack load time. Run: `cargo bench --bench knowledge`.
 
+/// The allocator the `diagraph` binary uses, so figures match the product.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use diagraph::knowledge::KnowledgeIndex;
 use diagraph::tools::pack::Pack;
 use std::time::Instant;

@@ -4,6 +4,10 @@
 //!
 //! Run with `cargo bench --bench offline`.
 
+/// The allocator the `diagraph` binary uses, so figures match the product.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
 use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, RunRequest};

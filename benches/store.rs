@@ -11,6 +11,10 @@
 //!
 //! Run with `cargo bench --bench store`.
 
+/// The allocator the `diagraph` binary uses, so figures match the product.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../tests/support/mysql.rs"]
 mod mysql_support;
 #[path = "../tests/store_suite/synthetic.rs"]

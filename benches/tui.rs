@@ -6,6 +6,10 @@
 //! - CPU used by the event loop idling for 2 s (target: near zero),
 //!   `idle_cpu_percent`.
 
+/// The allocator the `diagraph` binary uses, so figures match the product.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use diagraph::store::RunSummary;
 use diagraph::tui::fixtures::{big_run, live_state};
 use diagraph::tui::keymap::Keymap;

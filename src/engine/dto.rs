@@ -201,8 +201,14 @@ impl AgentInput {
 
     /// The DTO as pretty JSON, the form prompts embed.
     pub fn to_pretty_json(&self) -> String {
-        // Serialising plain data structs into a String cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        // Sized for a typical input, so serialising rarely reallocates.
+        let mut out = Vec::with_capacity(8 * 1024);
+        // Serialising plain data structs into memory cannot fail, and
+        // serde_json writes only UTF-8.
+        if serde_json::to_writer_pretty(&mut out, self).is_err() {
+            return String::new();
+        }
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 

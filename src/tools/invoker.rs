@@ -13,7 +13,9 @@ use super::{
     ToolRegistry,
 };
 use crate::engine::recorder::{RecordError, Recorder};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -148,12 +150,23 @@ impl ToolInvoker {
         started: Instant,
         success_key: Option<String>,
     ) -> Result<Invoked, RecordError> {
+        let has_body = draft.body.is_some();
         let body_text = draft
             .body
             .as_ref()
             .map(|b| serde_json::to_string(b).unwrap_or_default())
             .unwrap_or_default();
-        let is_truncated = body_text.len() > OUTPUT_PREVIEW_LIMIT;
+        let output_length = body_text.len();
+        let is_truncated = output_length > OUTPUT_PREVIEW_LIMIT;
+        // The model sees the whole body; the row keeps a preview.
+        let (output_preview, whole_body) = if is_truncated {
+            (
+                truncate_text(&body_text, OUTPUT_PREVIEW_LIMIT),
+                Some(body_text),
+            )
+        } else {
+            (body_text, None)
+        };
         let mut invocation = ToolInvocation {
             id: 0,
             run_id: self.run_id,
@@ -161,12 +174,8 @@ impl ToolInvoker {
             seq,
             tool_name: name.to_string(),
             input_params: draft.args_value,
-            output_preview: if is_truncated {
-                truncate_text(&body_text, OUTPUT_PREVIEW_LIMIT)
-            } else {
-                body_text.clone()
-            },
-            output_length: body_text.len(),
+            output_preview,
+            output_length,
             is_truncated,
             retrieval_details: draft.details,
             dedup_reason: draft.dedup_reason,
@@ -182,7 +191,8 @@ impl ToolInvoker {
         if let (Some(key), true) = (success_key, invocation.success && counts_as_success) {
             self.succeeded.insert(key, invocation.id);
         }
-        let message = result_message(&invocation, draft.body);
+        let body = has_body.then(|| whole_body.as_deref().unwrap_or(&invocation.output_preview));
+        let message = result_message(&invocation, body);
         Ok(Invoked {
             invocation,
             message,
@@ -190,26 +200,62 @@ impl ToolInvoker {
     }
 }
 
-/// The tool result message content (notes/HELPERS.md).
-pub fn result_message(invocation: &ToolInvocation, body: Option<Value>) -> String {
+/// The tool result message the model reads (notes/HELPERS.md).
+#[derive(Serialize)]
+struct ResultMessage<'a> {
+    invocation_id: Option<InvocationId>,
+    tool: &'a str,
+    arguments: &'a Value,
+    evidence_status: &'static str,
+    evidence_refs: &'a [EvidenceRef],
+    deduped_from: Option<InvocationId>,
+    blocked: bool,
+    error: Option<&'a str>,
+    /// The tool's JSON body, passed through as the text it was serialised to.
+    result: Option<&'a RawValue>,
+}
+
+/// The tool result message content for a recorded invocation; `body` is the
+/// tool's JSON body as text.
+pub fn result_message(invocation: &ToolInvocation, body: Option<&str>) -> String {
     let d = &invocation.retrieval_details;
-    let refs: Vec<Value> = d
-        .evidence_refs
-        .iter()
-        .map(|r: &EvidenceRef| json!({"raw_path": r.raw_path, "text": r.text}))
-        .collect();
-    json!({
-        "invocation_id": invocation.id,
-        "tool": invocation.tool_name,
-        "arguments": invocation.input_params,
-        "evidence_status": d.evidence_status.as_str(),
-        "evidence_refs": refs,
-        "deduped_from": d.deduped_from,
-        "blocked": d.blocked,
-        "error": invocation.error_message,
-        "result": body.unwrap_or(Value::Null),
-    })
-    .to_string()
+    ResultMessage {
+        invocation_id: Some(invocation.id),
+        tool: &invocation.tool_name,
+        arguments: &invocation.input_params,
+        evidence_status: d.evidence_status.as_str(),
+        evidence_refs: &d.evidence_refs,
+        deduped_from: d.deduped_from,
+        blocked: d.blocked,
+        error: invocation.error_message.as_deref(),
+        result: body.and_then(|b| serde_json::from_str(b).ok()),
+    }
+    .to_json()
+}
+
+/// The answer to a tool call that was not executed and has no invocation
+/// (the call budget was spent): every call needs an answer in the
+/// conversation.
+pub fn unexecuted_message(tool: &str, error: &str) -> String {
+    ResultMessage {
+        invocation_id: None,
+        tool,
+        arguments: &Value::Null,
+        evidence_status: EvidenceStatus::Failed.as_str(),
+        evidence_refs: &[],
+        deduped_from: None,
+        blocked: false,
+        error: Some(error),
+        result: None,
+    }
+    .to_json()
+}
+
+impl ResultMessage<'_> {
+    fn to_json(&self) -> String {
+        // Strings, numbers and already-valid JSON: serialising cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
@@ -333,6 +379,7 @@ mod tests {
     use crate::engine::MemoryRecorder;
     use crate::tools::{Tool, ToolOutput, ToolSpec};
     use async_trait::async_trait;
+    use serde_json::json;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     /// Answers with a big body, counts its calls; `slow` never returns.

@@ -18,7 +18,7 @@ use crate::engine::graph::Outcome;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled, truncate};
 use crate::engine::state::ParseStatusRecord;
 use crate::model::{FinishReason, Message, ModelError};
-use serde_json::json;
+use crate::tools::invoker::unexecuted_message;
 
 /// Sent once the tool budget is spent, with no tools offered.
 pub const FINAL_ANSWER_NOW: &str = "The tool budget for this round is spent. Do not call tools. \
@@ -93,12 +93,10 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
                 // Every tool call needs an answer in the conversation.
                 messages.push(Message::Tool {
                     tool_call_id: tc.id.clone(),
-                    content: json!({
-                        "invocation_id": null, "tool": tc.name, "evidence_status": "failed",
-                        "evidence_refs": [], "deduped_from": null, "blocked": false,
-                        "error": "tool call budget exhausted; not executed", "result": null,
-                    })
-                    .to_string(),
+                    content: unexecuted_message(
+                        &tc.name,
+                        "tool call budget exhausted; not executed",
+                    ),
                 });
                 continue;
             }
