@@ -37,11 +37,7 @@ fn main() {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(registry),
         recorder: Arc::new(MemoryRecorder::new()),
-        catalog: Arc::new(Catalog {
-            domains: pack.domains.clone(),
-            skills: pack.skill_catalog(),
-            services: pack.manifest.services.clone(),
-        }),
+        catalog: Arc::new(Catalog::from_pack(&pack)),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig::default(),

@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod knowledge;
 pub mod model;
+pub mod prerendered;
 pub mod scenario;
 pub mod store;
 pub mod text;

@@ -193,11 +193,7 @@ impl Scenario {
         fallthrough: Arc<dyn ChatModel>,
         pack: Arc<Pack>,
     ) -> Engine {
-        let catalog = Catalog {
-            domains: pack.domains.clone(),
-            skills: pack.skill_catalog(),
-            services: pack.manifest.services.clone(),
-        };
+        let catalog = Catalog::from_pack(&pack);
         let mut registry = ToolRegistry::new();
         for tool in pack_tools(pack) {
             registry.register(tool);

@@ -32,11 +32,7 @@ fn engine_for(dir: &Path) -> (Engine, Arc<MemoryRecorder>) {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(registry),
         recorder: recorder.clone(),
-        catalog: Arc::new(Catalog {
-            domains: pack.domains.clone(),
-            skills: pack.skill_catalog(),
-            services: pack.manifest.services.clone(),
-        }),
+        catalog: Arc::new(Catalog::from_pack(&pack)),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig::default(),

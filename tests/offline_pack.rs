@@ -45,10 +45,15 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
         lang,
         mode: PlannerMode::Normal,
         history: vec![],
-        available_knowledge_domains: pack.domains.clone(),
-        skill_catalog: pack.skill_catalog(),
-        known_services: pack.manifest.services.clone(),
-        available_tools: specs.iter().cloned().map(Arc::new).collect(),
+        available_knowledge_domains: pack.domains.clone().into(),
+        skill_catalog: pack.skill_catalog().into(),
+        known_services: pack.manifest.services.clone().into(),
+        available_tools: specs
+            .iter()
+            .cloned()
+            .map(Arc::new)
+            .collect::<Vec<_>>()
+            .into(),
         retry_context: None,
     };
     let plan = plan(&pin);

@@ -140,11 +140,13 @@ fn argument_names_come_from_the_tool_schemas() {
         SERVICES,
         &[],
     );
-    for t in &mut input.available_tools {
+    let mut tools = input.available_tools.to_vec();
+    for t in &mut tools {
         if t.name == "query_logs" {
             std::sync::Arc::make_mut(t).parameters = json!({"type": "object", "properties": {"service": {}, "level": {}, "keyword": {}}});
         }
     }
+    input.available_tools = tools.into();
     let p = plan(&input);
     assert!(
         p.queries

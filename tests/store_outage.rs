@@ -463,11 +463,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(tools),
         recorder: store.clone(),
-        catalog: Arc::new(Catalog {
-            domains: pack.domains.clone(),
-            skills: pack.skill_catalog(),
-            services: pack.manifest.services.clone(),
-        }),
+        catalog: Arc::new(Catalog::from_pack(&pack)),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig {

@@ -119,11 +119,11 @@ impl Setup {
             model,
             tools: Arc::new(tools),
             recorder,
-            catalog: Arc::new(Catalog {
+            catalog: Arc::new(Catalog::new(
                 domains,
-                skills: pack.skill_catalog(),
-                services: pack.manifest.services.clone(),
-            }),
+                pack.skill_catalog(),
+                pack.manifest.services.clone(),
+            )),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
             config: EngineConfig::default(),

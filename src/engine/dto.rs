@@ -14,6 +14,8 @@ use crate::model::AgentRole;
 use crate::tools::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use crate::prerendered::Prerendered;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -80,13 +82,13 @@ pub struct PlannerInput {
     pub lang: Lang,
     pub mode: PlannerMode,
     pub history: Vec<HistoryTurn>,
-    pub available_knowledge_domains: Vec<DomainInfo>,
-    pub skill_catalog: Vec<SkillInfo>,
+    pub available_knowledge_domains: Prerendered<Vec<DomainInfo>>,
+    pub skill_catalog: Prerendered<Vec<SkillInfo>>,
     /// Services the tool backend knows (pack.toml), to ground entity names.
-    pub known_services: Vec<String>,
+    pub known_services: Prerendered<Vec<String>>,
     /// Tools the Executor will be allowed to call, with their argument
-    /// schemas (shared with the registry, not copied per run).
-    pub available_tools: Vec<Arc<ToolSpec>>,
+    /// schemas.
+    pub available_tools: Prerendered<Vec<Arc<ToolSpec>>>,
     /// The planner's view of the retry: gaps, completed queries and a
     /// summary of confirmed facts (EVIDENCE_GAP_ONLY only).
     pub retry_context: Option<PlannerRetryView>,
@@ -199,13 +201,15 @@ impl AgentInput {
         serde_json::to_value(self).unwrap_or(Value::Object(Map::new()))
     }
 
-    /// The DTO as pretty JSON, the form prompts embed.
-    pub fn to_pretty_json(&self) -> String {
+    /// The DTO as the compact JSON text prompts embed. Compact, not pretty:
+    /// models read it equally well, and indentation was about a third of
+    /// the input tokens of every call.
+    pub fn to_json(&self) -> String {
         // Sized for a typical input, so serialising rarely reallocates.
-        let mut out = Vec::with_capacity(8 * 1024);
+        let mut out = Vec::with_capacity(4 * 1024);
         // Serialising plain data structs into memory cannot fail, and
         // serde_json writes only UTF-8.
-        if serde_json::to_writer_pretty(&mut out, self).is_err() {
+        if serde_json::to_writer(&mut out, self).is_err() {
             return String::new();
         }
         String::from_utf8(out).unwrap_or_default()

@@ -25,6 +25,7 @@ use crate::knowledge::{DomainInfo, SkillInfo};
 use crate::model::ChatModel;
 use crate::tools::ToolRegistry;
 use contracts::Verdict;
+use dto::Prerendered;
 use evaluation::SelfEvaluation;
 use nodes::gatekeeper::GatekeeperRules;
 use prompts::Prompts;
@@ -65,12 +66,32 @@ impl Default for EngineConfig {
     }
 }
 
-/// What the Planner may know about the tool backend.
+/// What the Planner may know about the tool backend, serialised once for
+/// every Planner input of the engine.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    pub domains: Vec<DomainInfo>,
-    pub skills: Vec<SkillInfo>,
-    pub services: Vec<String>,
+    pub domains: Prerendered<Vec<DomainInfo>>,
+    pub skills: Prerendered<Vec<SkillInfo>>,
+    pub services: Prerendered<Vec<String>>,
+}
+
+impl Catalog {
+    pub fn new(domains: Vec<DomainInfo>, skills: Vec<SkillInfo>, services: Vec<String>) -> Self {
+        Catalog {
+            domains: domains.into(),
+            skills: skills.into(),
+            services: services.into(),
+        }
+    }
+
+    /// The catalog of a loaded pack: its domains, skills and services.
+    pub fn from_pack(pack: &crate::tools::pack::Pack) -> Self {
+        Catalog::new(
+            pack.domains.clone(),
+            pack.skill_catalog(),
+            pack.manifest.services.clone(),
+        )
+    }
 }
 
 /// Everything a run needs. Cheap to clone (all shared parts are `Arc`s), so

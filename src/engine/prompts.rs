@@ -2,7 +2,7 @@
 //! shipped inside the binary and overridable with `--prompts DIR`.
 //!
 //! A prompt is rendered with its role's input DTO: `{{input}}` in the text
-//! is replaced by the DTO as pretty JSON; the DTO is also sent as the user
+//! is replaced by the DTO as compact JSON; the DTO is also sent as the user
 //! message so that a prompt without the placeholder still sees it. The
 //! version of a prompt is a content hash, recorded in self_evaluation.
 
@@ -120,7 +120,7 @@ impl Prompts {
 
     /// System prompt rendered with the DTO, then the DTO as the user turn.
     pub fn render(&self, input: &AgentInput) -> Vec<Message> {
-        let dto = input.to_pretty_json();
+        let dto = input.to_json();
         let system = self.get(input.role()).render(&dto);
         vec![
             Message::System { content: system },

@@ -12,7 +12,7 @@ mod emit;
 mod finish;
 mod glue;
 
-pub(crate) use agent::{NodeResult, invalid, rendered_input, truncate};
+pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text, truncate};
 pub(crate) use emit::Emitter;
 pub(crate) use glue::build_composer_input;
 

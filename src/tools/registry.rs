@@ -3,15 +3,31 @@
 //! Each tool's spec is taken once at registration and shared from then on:
 //! specs are fixed for a tool's lifetime, and rebuilding or copying their
 //! JSON schemas on every Planner input and Executor turn was a measurable
-//! share of a run.
+//! share of a run. For the same reason the list the Planner is shown is
+//! serialised once per permission set.
 
 use super::{Tool, ToolSpec};
+use crate::prerendered::Prerendered;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-#[derive(Clone, Default)]
+/// The specs of a permission set, as the Planner sees them.
+pub type SpecList = Prerendered<Vec<Arc<ToolSpec>>>;
+
+#[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, (Arc<dyn Tool>, Arc<ToolSpec>)>,
+    /// [`ToolRegistry::spec_list`] results by permission set.
+    spec_lists: Mutex<Vec<(Vec<String>, SpecList)>>,
+}
+
+impl Clone for ToolRegistry {
+    fn clone(&self) -> Self {
+        ToolRegistry {
+            tools: self.tools.clone(),
+            spec_lists: Mutex::default(),
+        }
+    }
 }
 
 impl ToolRegistry {
@@ -23,6 +39,10 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         let spec = Arc::new(tool.spec());
         self.tools.insert(spec.name.clone(), (tool, spec));
+        self.spec_lists
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
@@ -41,10 +61,64 @@ impl ToolRegistry {
             .map(|(_, spec)| Arc::clone(spec))
             .collect()
     }
+
+    /// [`ToolRegistry::specs_for`], serialised once per distinct `names`.
+    pub fn spec_list(&self, names: &[String]) -> SpecList {
+        let mut lists = self.spec_lists.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, list)) = lists.iter().find(|(n, _)| n.as_slice() == names) {
+            return list.clone();
+        }
+        let list = SpecList::new(self.specs_for(names));
+        lists.push((names.to_vec(), list.clone()));
+        list
+    }
 }
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ToolError, ToolOutput};
+    use async_trait::async_trait;
+    use serde_json::{Map, Value, json};
+
+    struct Named(&'static str, &'static str);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: self.0.into(),
+                description: self.1.into(),
+                parameters: json!({"type": "object"}),
+            }
+        }
+        async fn call(&self, _: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+            Err(ToolError::Backend("unused".into()))
+        }
+    }
+
+    #[test]
+    fn spec_list_follows_the_permission_order_and_a_later_registration() {
+        let mut reg = ToolRegistry::new();
+        reg.register(Arc::new(Named("a", "first")));
+        reg.register(Arc::new(Named("b", "second")));
+        let names = vec!["b".to_string(), "a".to_string(), "missing".to_string()];
+        let list = reg.spec_list(&names);
+        let shown: Vec<&str> = list.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(shown, ["b", "a"]);
+        assert_eq!(
+            serde_json::to_value(&list).unwrap(),
+            serde_json::to_value(reg.specs_for(&names)).unwrap()
+        );
+        reg.register(Arc::new(Named("a", "replaced")));
+        let again = reg.spec_list(&names);
+        assert_eq!(again[1].description, "replaced");
+        assert!(serde_json::to_string(&again).unwrap().contains("replaced"));
     }
 }

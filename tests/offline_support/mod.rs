@@ -86,16 +86,22 @@ pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)])
             description: "operational runbooks".into(),
             when_to_retrieve: "alerts, latency, errors, connection pool, timeouts".into(),
             document_count: 3,
-        }],
+        }]
+        .into(),
         skill_catalog: skills
             .iter()
             .map(|(n, d)| SkillInfo {
                 name: n.to_string(),
                 description: d.to_string(),
             })
-            .collect(),
-        known_services: services.iter().map(|s| s.to_string()).collect(),
-        available_tools: tool_briefs(),
+            .collect::<Vec<_>>()
+            .into(),
+        known_services: services
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .into(),
+        available_tools: tool_briefs().into(),
         retry_context: None,
     }
 }

@@ -137,10 +137,7 @@ pub fn engine(
         model: Arc::new(model),
         tools: Arc::new(registry),
         recorder: recorder.clone(),
-        catalog: Arc::new(Catalog {
-            services,
-            ..Default::default()
-        }),
+        catalog: Arc::new(Catalog::new(vec![], vec![], services)),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig::default(),

@@ -15,7 +15,7 @@ use crate::engine::contracts::{ParseFailure, ParseStatus, parse_executor_evidenc
 use crate::engine::dto::{AgentInput, ExecutorInput, PlannerMode};
 use crate::engine::events::EventKind;
 use crate::engine::graph::Outcome;
-use crate::engine::run::{NodeResult, RunCtx, Unhandled, truncate};
+use crate::engine::run::{NodeResult, RunCtx, Unhandled, rendered_input, step_text, truncate};
 use crate::engine::state::ParseStatusRecord;
 use crate::model::{FinishReason, Message, ModelError};
 use crate::tools::invoker::unexecuted_message;
@@ -61,7 +61,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
     let mut calls = 0u32;
     let mut turns = 0u32;
     let mut blocked = 0usize;
-    let mut step_input = crate::engine::run::rendered_input(&messages).to_string();
+    let mut model_input = step_text(rendered_input(&messages));
 
     let end = loop {
         let forced = calls >= max_calls || turns >= max_turns;
@@ -73,7 +73,13 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         let tools = if forced { vec![] } else { specs.clone() };
         turns += 1;
         let (call, returned) = ctx
-            .call_model(attempt, input.clone(), messages, tools, &step_input)
+            .call_model(
+                attempt,
+                input.clone(),
+                messages,
+                tools,
+                std::mem::take(&mut model_input),
+            )
             .await?;
         messages = returned;
         let response = match call.response {
@@ -122,7 +128,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
             });
         }
         // The next step row keeps what is new to the model: the results.
-        step_input = format!("[{}]", results.join(","));
+        model_input = step_text(&format!("[{}]", results.join(",")));
     };
 
     let model_failed = matches!(end, End::ModelError(_));

@@ -24,7 +24,7 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
         available_tools: ctx
             .engine
             .tools
-            .specs_for(&ctx.engine.config.tool_permissions),
+            .spec_list(&ctx.engine.config.tool_permissions),
         retry_context: match s.planner_mode {
             PlannerMode::EvidenceGapOnly => {
                 s.retry_context.as_ref().map(evidence_retry::planner_view)

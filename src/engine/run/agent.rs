@@ -55,16 +55,21 @@ pub(crate) fn truncate(text: &str, limit: usize) -> String {
     crate::tools::invoker::truncate_text(text, limit)
 }
 
+/// Text as an agent_step row keeps it.
+pub(crate) fn step_text(text: &str) -> String {
+    truncate(text, STEP_TEXT_LIMIT)
+}
+
 impl RunCtx<'_> {
     /// Calls the model once, records the agent step and emits ModelCalled.
-    /// `step_input` is what the step row keeps as model_input.
+    /// `model_input` is what the step row keeps (see [`step_text`]).
     pub async fn call_model(
         &mut self,
         attempt: u32,
         input: AgentInput,
         messages: Vec<Message>,
         tools: Vec<Arc<ToolSpec>>,
-        step_input: &str,
+        model_input: String,
     ) -> Result<(ModelCall, Vec<Message>), Unhandled> {
         let role = input.role();
         let request = ChatRequest {
@@ -130,9 +135,9 @@ impl RunCtx<'_> {
             step_index: self.state.counters.agent_steps,
             agent_name: role.as_str().to_string(),
             attempt,
-            model_input: truncate(step_input, STEP_TEXT_LIMIT),
-            model_output: truncate(&model_output, STEP_TEXT_LIMIT),
-            thought: truncate(&thought, STEP_TEXT_LIMIT),
+            model_input,
+            model_output: step_text(&model_output),
+            thought: step_text(&thought),
             has_tool_call,
             duration_ms,
             token_count: tokens,
@@ -168,9 +173,9 @@ impl RunCtx<'_> {
         if attempt > 1 {
             messages.push(format_reminder(contract));
         }
-        let step_input = rendered_input(&messages).to_string();
+        let model_input = step_text(rendered_input(&messages));
         let (call, _) = self
-            .call_model(attempt, input, messages, vec![], &step_input)
+            .call_model(attempt, input, messages, vec![], model_input)
             .await?;
         Ok(classify(call.response, parse))
     }

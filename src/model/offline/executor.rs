@@ -98,10 +98,10 @@ fn first_calls(
             lang: input.lang,
             mode: PlannerMode::Normal,
             history: vec![],
-            available_knowledge_domains: vec![],
-            skill_catalog: vec![],
-            known_services: vec![],
-            available_tools: request.tools.clone(),
+            available_knowledge_domains: Default::default(),
+            skill_catalog: Default::default(),
+            known_services: Default::default(),
+            available_tools: request.tools.clone().into(),
             retry_context: None,
         };
         queries = planner::plan(&derived).queries;
