@@ -48,6 +48,38 @@ fn skip_or_fail(test: &str, why: &str) {
     eprintln!("SKIP {test}: {why}");
 }
 
+/// Bootstraps a data directory. One at a time, and retried once into a
+/// fresh directory: concurrent bootstraps of the tests in this file were
+/// seen to fail on a loaded CI machine.
+fn install_db(install: &Path, data: &Path) -> Result<(), String> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut last = String::new();
+    for _ in 0..2 {
+        let _ = std::fs::remove_dir_all(data);
+        let mut cmd = Command::new(install);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db");
+        if is_root() {
+            cmd.arg("--user=root");
+        }
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        if out.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        last = format!(
+            "mariadb-install-db failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        );
+    }
+    Err(last)
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -66,21 +98,8 @@ impl PrivateServer {
         };
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
-        let mut cmd = Command::new(install);
-        cmd.arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db");
-        if is_root() {
-            cmd.arg("--user=root");
-        }
-        let status = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        if !status.success() {
-            skip_or_fail(test, "mariadb-install-db failed");
+        if let Err(why) = install_db(&install, &data) {
+            skip_or_fail(test, &why);
             return None;
         }
         let mut server = PrivateServer {
