@@ -174,10 +174,13 @@ fn gatekeeper_reject_demo_shows_the_fallback() {
     s.wait_for("the step gate", None, |s| s.contains("waiting:"));
     // `c` lets the engine run to the end without further stops.
     s.keys(&["c"]);
-    let end = s.wait_for("the fallback", None, |s| s.contains("● END"));
+    // The bindings pane may fill a frame after END shows on a loaded
+    // machine; the deadline still fails the test if it never does.
+    let end = s.wait_for("the fallback and its failed binding", None, |s| {
+        s.contains("● END") && s.contains("FAIL")
+    });
     assert!(end.contains("Answer (degraded)"), "{end}");
     assert!(end.contains("DEGRADED"), "{end}");
-    assert!(end.contains("FAIL"), "the failed binding is listed:\n{end}");
     s.keys(&["C-c"]);
     let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
     assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
