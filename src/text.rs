@@ -34,3 +34,16 @@ mod tests {
         assert_eq!(super::clean("abcdef", 3), "abc…");
     }
 }
+
+/// The kind of a JSON value, as error messages name it ("a string").
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

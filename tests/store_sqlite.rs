@@ -2,6 +2,7 @@
 //! cases: the default path, in-memory URLs, bad URLs and a schema newer
 //! than this binary.
 
+#[macro_use]
 #[path = "store_suite/mod.rs"]
 mod suite;
 
@@ -28,20 +29,7 @@ macro_rules! suite_tests {
     )*};
 }
 
-suite_tests!(
-    scenario_suite,
-    trace_projection,
-    replay_equals_live,
-    runs_list,
-    session_history_and_isolation,
-    foreign_invocation_on_empty_store,
-    rerecording_is_idempotent,
-    failed_run_keeps_partial_trace,
-    feedback_creates_case,
-    knowledge_metadata,
-    knowledge_from_shipped_pack,
-    unknown_run,
-);
+each_store_check!(suite_tests);
 
 #[tokio::test]
 async fn stale_runs_swept() {

@@ -43,6 +43,18 @@ pub struct RunHandle {
     pub session_id: String,
 }
 
+impl RunHandle {
+    /// The handle the in-memory recorders give: the requested session, or
+    /// a new one named after the run.
+    fn in_memory(run_id: i64, start: &RunStart) -> RunHandle {
+        let session_id = start
+            .session_id
+            .clone()
+            .unwrap_or_else(|| format!("session-{run_id}"));
+        RunHandle { run_id, session_id }
+    }
+}
+
 /// One earlier question/answer of the session (Planner and Executor input).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryTurn {
@@ -168,12 +180,7 @@ impl MemoryRecorder {
 #[async_trait]
 impl Recorder for MemoryRecorder {
     async fn start_run(&self, start: &RunStart) -> Result<RunHandle, RecordError> {
-        let run_id = self.id();
-        let session_id = start
-            .session_id
-            .clone()
-            .unwrap_or_else(|| format!("session-{run_id}"));
-        let handle = RunHandle { run_id, session_id };
+        let handle = RunHandle::in_memory(self.id(), start);
         self.data().runs.push((handle.clone(), start.clone(), None));
         Ok(handle)
     }
@@ -289,12 +296,7 @@ impl NullRecorder {
 #[async_trait]
 impl Recorder for NullRecorder {
     async fn start_run(&self, start: &RunStart) -> Result<RunHandle, RecordError> {
-        let run_id = self.id();
-        let session_id = start
-            .session_id
-            .clone()
-            .unwrap_or_else(|| format!("session-{run_id}"));
-        Ok(RunHandle { run_id, session_id })
+        Ok(RunHandle::in_memory(self.id(), start))
     }
 
     async fn session_history(

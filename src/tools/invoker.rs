@@ -13,6 +13,7 @@ use super::{
     ToolRegistry,
 };
 use crate::engine::recorder::{RecordError, Recorder};
+use crate::text::json_kind;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -265,19 +266,11 @@ fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
     }
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(format!("arguments must be an object, got {}", kind(&other))),
+        Ok(other) => Err(format!(
+            "arguments must be an object, got {}",
+            json_kind(&other)
+        )),
         Err(e) => Err(e.to_string()),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

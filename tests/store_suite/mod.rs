@@ -4,6 +4,27 @@
 
 #![allow(dead_code)]
 
+/// Expands `$m!(check, ...)` with every check below that takes a connected
+/// store, so each backend's entry point runs all of them from this one list.
+macro_rules! each_store_check {
+    ($m:ident) => {
+        $m!(
+            scenario_suite,
+            trace_projection,
+            replay_equals_live,
+            runs_list,
+            session_history_and_isolation,
+            foreign_invocation_on_empty_store,
+            rerecording_is_idempotent,
+            failed_run_keeps_partial_trace,
+            feedback_creates_case,
+            knowledge_metadata,
+            knowledge_from_shipped_pack,
+            unknown_run,
+        );
+    };
+}
+
 pub mod scenarios;
 pub mod synthetic;
 

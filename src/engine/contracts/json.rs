@@ -95,16 +95,7 @@ fn unfence(text: &str) -> Result<&str, ParseFailure> {
     Ok(body.trim())
 }
 
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::text::json_kind as kind;
 
 /// Field readers that report wrong types as `ParseFailure`s, so that each
 /// contract parser reads like its seed table.
