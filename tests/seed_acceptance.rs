@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    finished, gatekeeper_results, load_scenario, of_role, run_captured, run_scenario, steps,
+    finished, first_entry, gatekeeper_results, last_entry, load_scenario, of_role, run_captured,
+    run_scenario, steps,
 };
 use diagraph::engine::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
 use diagraph::engine::events::RunStatus;
@@ -60,11 +61,7 @@ async fn planner_retry_is_separate_from_evidence_retry_and_resets_per_stage() {
         0,
         ScriptEntry::error(AgentRole::Planner, ModelErrorKind::Timeout),
     );
-    let pos = s
-        .script
-        .iter()
-        .rposition(|e| e.role == AgentRole::Planner)
-        .unwrap();
+    let pos = last_entry(&s, AgentRole::Planner);
     s.script
         .insert(pos, ScriptEntry::text(AgentRole::Planner, "not a plan"));
     let (out, rec, reqs) = run_scenario(&s).await;
@@ -452,20 +449,12 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
 async fn retry_counters_are_independent() {
     // Verifier retry, evidence retry and Composer retry in one run.
     let mut s = load_scenario("23_evidence_retry_pass.toml");
-    let v = s
-        .script
-        .iter()
-        .position(|e| e.role == AgentRole::Verifier)
-        .unwrap();
+    let v = first_entry(&s, AgentRole::Verifier);
     s.script.insert(
         v,
         ScriptEntry::error(AgentRole::Verifier, ModelErrorKind::Timeout),
     );
-    let c = s
-        .script
-        .iter()
-        .position(|e| e.role == AgentRole::Composer)
-        .unwrap();
+    let c = first_entry(&s, AgentRole::Composer);
     s.script
         .insert(c, ScriptEntry::text(AgentRole::Composer, "{}"));
     let (out, _, _) = run_scenario(&s).await;
@@ -772,11 +761,7 @@ async fn prompt_injection_in_tool_or_claim_text_changes_no_route() {
     assert!(!out.answer.contains(injection));
     // An injected verifier rationale cannot lift a LOW_CONFID ceiling.
     let mut s = load_scenario("16_gatekeeper_low_confid_capped.toml");
-    let v = s
-        .script
-        .iter()
-        .position(|e| e.role == AgentRole::Verifier)
-        .unwrap();
+    let v = first_entry(&s, AgentRole::Verifier);
     s.script[v] = ScriptEntry::text(
         AgentRole::Verifier,
         format!(

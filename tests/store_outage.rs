@@ -18,7 +18,7 @@ use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
 use diagraph::engine::recorder::{AgentStep, RecordError, RunFinish, RunStart};
 use diagraph::engine::{NodeId, Recorder};
 use diagraph::store::{ProcessOwner, Store};
-use diagraph::tools::{EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::tools::ToolInvocation;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -225,26 +225,11 @@ fn step(run_id: i64, seq: u32, index: u32, agent: &str) -> AgentStep {
 
 fn invocation(run_id: i64, seq: u32) -> ToolInvocation {
     ToolInvocation {
-        id: 0,
-        run_id,
-        step_id: None,
-        seq,
-        tool_name: "query_logs".into(),
         input_params: json!({"service": "payment-service"}),
         output_preview: "{}".into(),
         output_length: 2,
-        is_truncated: false,
-        retrieval_details: RetrievalDetails {
-            evidence_status: EvidenceStatus::NoEvidence,
-            evidence_refs: vec![],
-            deduped_from: None,
-            blocked: false,
-            retrieved_domains: vec![],
-        },
-        dedup_reason: None,
         duration_ms: 1,
-        success: true,
-        error_message: None,
+        ..ToolInvocation::placeholder(run_id, seq)
     }
 }
 

@@ -168,3 +168,19 @@ pub async fn run_scenario(s: &Scenario) -> (RunOutcome, Arc<MemoryRecorder>, Vec
     let out = engine.run(s.request()).await.unwrap();
     (out, recorder, capture.requests())
 }
+
+/// Index of the first script entry of `role` (to insert a reply before it).
+pub fn first_entry(s: &Scenario, role: AgentRole) -> usize {
+    s.script
+        .iter()
+        .position(|e| e.role == role)
+        .unwrap_or_else(|| panic!("{}: no {role} entry", s.name))
+}
+
+/// Index of the last script entry of `role`.
+pub fn last_entry(s: &Scenario, role: AgentRole) -> usize {
+    s.script
+        .iter()
+        .rposition(|e| e.role == role)
+        .unwrap_or_else(|| panic!("{}: no {role} entry", s.name))
+}
