@@ -11,7 +11,7 @@ mod openai_mock;
 use diagraph::engine::RunRequest;
 use diagraph::engine::contracts::Verdict;
 use diagraph::engine::prompts::Prompts;
-use llm::{KEY, dto, engine, fake_llm, openai, shop, usage_reply};
+use llm::{KEY, dto, engine, fake_llm, openai, shop, shop_engine, usage_reply};
 use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -20,12 +20,7 @@ use std::time::{Duration, Instant};
 #[tokio::test]
 async fn a_pass_run_with_tool_calls_over_the_openai_protocol() {
     let server = MockServer::start_with(vec![], fake_llm("payment-service")).await;
-    let (registry, services) = shop();
-    let (engine, recorder) = engine(
-        openai(&server.base_url, Duration::from_secs(5)),
-        registry,
-        services,
-    );
+    let (engine, recorder) = shop_engine(&server.base_url);
     let outcome = engine
         .run(RunRequest::new(
             "Is HighCPUUsage firing on payment-service?",
@@ -157,12 +152,7 @@ async fn malformed_provider_answers_lead_to_node_statuses_not_panics() {
     // Planner: empty choices twice -> RETRYABLE_FAILED, retry, fallback.
     let empty = Reply::json(200, json!({"choices": []}));
     let server = MockServer::start(vec![empty.clone(), empty]).await;
-    let (registry, services) = shop();
-    let (e, _) = engine(
-        openai(&server.base_url, Duration::from_secs(5)),
-        registry,
-        services,
-    );
+    let (e, _) = shop_engine(&server.base_url);
     let outcome = e
         .run(RunRequest::new("why is payment-service slow?"))
         .await
@@ -201,12 +191,7 @@ async fn malformed_provider_answers_lead_to_node_statuses_not_panics() {
         })
     })
     .await;
-    let (registry, services) = shop();
-    let (e, _) = engine(
-        openai(&server.base_url, Duration::from_secs(5)),
-        registry,
-        services,
-    );
+    let (e, _) = shop_engine(&server.base_url);
     let outcome = e
         .run(RunRequest::new("why is payment-service slow?"))
         .await

@@ -145,6 +145,12 @@ pub fn engine(
     (engine, recorder)
 }
 
+/// The shop pack's tools behind an OpenAI-compatible model at `base_url`.
+pub fn shop_engine(base_url: &str) -> (Engine, Arc<MemoryRecorder>) {
+    let (registry, services) = shop();
+    engine(openai(base_url, Duration::from_secs(5)), registry, services)
+}
+
 pub fn shop() -> (ToolRegistry, Vec<String>) {
     let pack = Arc::new(Pack::load(Path::new("fixtures/packs/shop")).unwrap());
     let mut registry = ToolRegistry::new();
