@@ -26,15 +26,6 @@ pub fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     clean(&cur.to_string(), 200)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clean_is_one_bounded_line() {
-        assert_eq!(super::clean("a\x1b[2J\n  b", 100), "a [2J b");
-        assert_eq!(super::clean("abcdef", 3), "abc…");
-    }
-}
-
 /// The kind of a JSON value, as error messages name it ("a string").
 pub fn json_kind(v: &serde_json::Value) -> &'static str {
     use serde_json::Value;
@@ -45,5 +36,14 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clean_is_one_bounded_line() {
+        assert_eq!(super::clean("a\x1b[2J\n  b", 100), "a [2J b");
+        assert_eq!(super::clean("abcdef", 3), "abc…");
     }
 }
