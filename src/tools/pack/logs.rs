@@ -11,7 +11,7 @@ use crate::tools::{
     EvidenceRef, EvidenceStatus, QUERY_LOGS, Tool, ToolError, ToolOutput, ToolSpec,
 };
 use async_trait::async_trait;
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -22,7 +22,34 @@ const REF_MESSAGE_CHARS: usize = 500;
 const BODY_MESSAGE_CHARS: usize = 4000;
 
 pub struct QueryLogs {
-    pub(super) pack: Arc<Pack>,
+    pack: Arc<Pack>,
+    /// The pack's reference time: finding it scans every line, so it is
+    /// found once.
+    now: DateTime<Utc>,
+    /// Per line of the pack, in order: the normalised level and the
+    /// lowercased text a keyword is searched in, made once instead of for
+    /// every line of every query.
+    indexed: Vec<IndexedLine>,
+}
+
+struct IndexedLine {
+    level: String,
+    haystack: String,
+}
+
+impl QueryLogs {
+    pub fn new(pack: Arc<Pack>) -> QueryLogs {
+        let now = pack.now();
+        let indexed = pack
+            .logs
+            .iter()
+            .map(|l| IndexedLine {
+                level: norm_level(&l.level),
+                haystack: haystack(l),
+            })
+            .collect();
+        QueryLogs { pack, now, indexed }
+    }
 }
 
 /// WARNING and WARN are the same level to anyone asking.
@@ -132,7 +159,7 @@ impl Tool for QueryLogs {
                     "give either window_minutes or since/until, not both".into(),
                 ));
             }
-            let now = self.pack.now();
+            let now = self.now;
             let w = i64::try_from(w.min(10 * 365 * 24 * 60)).unwrap_or(0);
             since = Some(now - Duration::minutes(w));
             until = Some(now);
@@ -153,20 +180,17 @@ impl Tool for QueryLogs {
             .pack
             .logs
             .iter()
-            .filter(|l| {
+            .zip(&self.indexed)
+            .filter(|(l, ix)| {
                 service
                     .as_ref()
                     .is_none_or(|s| l.service.eq_ignore_ascii_case(s))
-                    && levels
-                        .as_ref()
-                        .is_none_or(|ls| ls.contains(&norm_level(&l.level)))
+                    && levels.as_ref().is_none_or(|ls| ls.contains(&ix.level))
                     && since.is_none_or(|s| l.ts >= s)
                     && until.is_none_or(|u| l.ts <= u)
-                    && (words.is_empty() || {
-                        let h = haystack(l);
-                        words.iter().all(|w| h.contains(w.as_str()))
-                    })
+                    && words.iter().all(|w| ix.haystack.contains(w.as_str()))
             })
+            .map(|(l, _)| l)
             .collect();
         let total = matching.len();
         if total == 0 {

@@ -18,7 +18,30 @@ const SERVICE_LABELS: [&str; 4] = ["service", "job", "app", "instance"];
 const REF_SUMMARY_CHARS: usize = 200;
 
 pub struct QueryMetrics {
-    pub(super) pack: Arc<Pack>,
+    pack: Arc<Pack>,
+    /// Per alert of the pack, in order: what filtering and citing need,
+    /// worked out once. The pack and its reference time never change.
+    indexed: Vec<IndexedAlert>,
+}
+
+struct IndexedAlert {
+    service: Option<String>,
+    ref_text: String,
+}
+
+impl QueryMetrics {
+    pub fn new(pack: Arc<Pack>) -> QueryMetrics {
+        let now = pack.now();
+        let indexed = pack
+            .alerts
+            .iter()
+            .map(|a| IndexedAlert {
+                service: alert_service(a),
+                ref_text: alert_ref_text(a, now),
+            })
+            .collect();
+        QueryMetrics { pack, indexed }
+    }
 }
 
 /// The service an alert is about, by the label precedence above.
@@ -110,19 +133,21 @@ impl Tool for QueryMetrics {
                 )));
             }
         }
-        let now = self.pack.now();
-        let matches: Vec<&Alert> =
-            self.pack
-                .alerts
-                .iter()
-                .filter(|al| {
-                    service.as_ref().is_none_or(|s| {
-                        alert_service(al).is_some_and(|x| x.eq_ignore_ascii_case(s))
-                    }) && alertname.as_ref().is_none_or(|n| {
-                        label(al, "alertname").is_some_and(|x| x.eq_ignore_ascii_case(n))
-                    }) && state.as_ref().is_none_or(|s| s == "any" || al.state == *s)
-                })
-                .collect();
+        let matches: Vec<(&Alert, &IndexedAlert)> = self
+            .pack
+            .alerts
+            .iter()
+            .zip(&self.indexed)
+            .filter(|(al, ix)| {
+                service.as_ref().is_none_or(|s| {
+                    ix.service
+                        .as_ref()
+                        .is_some_and(|x| x.eq_ignore_ascii_case(s))
+                }) && alertname.as_ref().is_none_or(|n| {
+                    label(al, "alertname").is_some_and(|x| x.eq_ignore_ascii_case(n))
+                }) && state.as_ref().is_none_or(|s| s == "any" || al.state == *s)
+            })
+            .collect();
         if matches.is_empty() {
             let known = self.pack.alerts.len();
             return Ok(ToolOutput::no_evidence(
@@ -134,14 +159,14 @@ impl Tool for QueryMetrics {
         let refs = matches
             .iter()
             .enumerate()
-            .map(|(i, al)| EvidenceRef {
+            .map(|(i, (_, ix))| EvidenceRef {
                 raw_path: format!("$.alerts[{i}]"),
-                text: alert_ref_text(al, now),
+                text: ix.ref_text.clone(),
             })
             .collect();
         let alerts: Vec<Value> = matches
             .iter()
-            .map(|al| serde_json::to_value(al).unwrap_or(Value::Null))
+            .map(|(al, _)| serde_json::to_value(al).unwrap_or(Value::Null))
             .collect();
         Ok(ToolOutput {
             body: json!({"alerts": alerts, "total": matches.len()}),

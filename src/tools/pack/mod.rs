@@ -183,12 +183,8 @@ impl Pack {
 /// query_metrics, query_logs, lookup_knowledge and read_skill over a pack.
 pub fn pack_tools(pack: Arc<Pack>) -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(metrics::QueryMetrics {
-            pack: Arc::clone(&pack),
-        }),
-        Arc::new(logs::QueryLogs {
-            pack: Arc::clone(&pack),
-        }),
+        Arc::new(metrics::QueryMetrics::new(Arc::clone(&pack))),
+        Arc::new(logs::QueryLogs::new(Arc::clone(&pack))),
         Arc::new(knowledge_tool::LookupKnowledge {
             pack: Arc::clone(&pack),
         }),

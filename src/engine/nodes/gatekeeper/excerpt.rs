@@ -39,8 +39,10 @@ type Fields = Vec<Field>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormText {
     padded: String,
-    /// The width-folded, lowercased source, kept only when it has a `=`.
-    folded: String,
+    /// The source text, kept only when it has a `=` (it may hold fields).
+    /// Folding and field parsing wait until a check needs them: most
+    /// excerpts pass on the substring test alone.
+    source: String,
     fields: OnceLock<Fields>,
 }
 
@@ -71,8 +73,15 @@ fn fold_width(c: char) -> char {
     }
 }
 
-fn folded_chars(text: &str) -> impl Iterator<Item = char> + '_ {
-    text.chars().map(fold_width).flat_map(char::to_lowercase)
+/// `text` width-folded and lowercased.
+fn fold(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    text.chars()
+        .map(fold_width)
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The padded token string of `text`. ASCII, the common case for
@@ -131,14 +140,14 @@ fn tokenize(text: &str) -> String {
 
 impl NormText {
     pub fn new(text: &str) -> NormText {
-        let folded = if text.contains(['=', '\u{FF1D}']) {
-            folded_chars(text).collect()
+        let source = if text.contains(['=', '\u{FF1D}']) {
+            text.to_string()
         } else {
             String::new()
         };
         NormText {
             padded: tokenize(text),
-            folded,
+            source,
             fields: OnceLock::new(),
         }
     }
@@ -157,7 +166,8 @@ impl NormText {
     }
 
     fn fields(&self) -> &Fields {
-        self.fields.get_or_init(|| parse_fields(&self.folded))
+        self.fields
+            .get_or_init(|| parse_fields(&fold(&self.source)))
     }
 
     /// Distinct tokens, sorted, for binary-search membership tests.
