@@ -6,9 +6,8 @@
 //! JSON, not an object, `claims` not an array, a forbidden field
 //! (`diagnosis_summary`, `user_facing_answer`), or items of the wrong shape.
 
-use super::json::{Fields, ParseFailure, extract_json_object, kind, objects};
+use super::json::{Fields, Json, Object, ParseFailure, extract_json_object, kind, objects};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub const EXECUTOR_ANSWER_VERSION: &str = "executor_evidence_v2";
 pub const FORBIDDEN_EXECUTOR_FIELDS: [&str; 2] = ["diagnosis_summary", "user_facing_answer"];
@@ -83,7 +82,7 @@ pub fn parse_executor_evidence(text: &str) -> Result<ExecutorEvidence, ParseFail
     }
     let f = Fields::new(&map, "executor_evidence");
     let claims_raw = match map.get("claims") {
-        Some(Value::Array(a)) => a,
+        Some(Json::Array(a)) => a,
         Some(other) => {
             return Err(ParseFailure::malformed(format!(
                 "claims must be an array, got {}",
@@ -127,13 +126,13 @@ pub fn parse_executor_evidence(text: &str) -> Result<ExecutorEvidence, ParseFail
     })
 }
 
-fn parse_claim(index: usize, c: &serde_json::Map<String, Value>) -> Result<Claim, ParseFailure> {
+fn parse_claim(index: usize, c: &Object<'_>) -> Result<Claim, ParseFailure> {
     let cf = Fields::new(c, "claims[]");
     let claim_id = match c.get("claim_id") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        None | Some(Value::Null) => format!("claim-{}", index + 1),
-        Some(Value::String(_)) => format!("claim-{}", index + 1),
+        Some(Json::String(s)) if !s.trim().is_empty() => s.to_string(),
+        Some(Json::Number(n)) => n.to_string(),
+        None | Some(Json::Null) => format!("claim-{}", index + 1),
+        Some(Json::String(_)) => format!("claim-{}", index + 1),
         Some(other) => {
             return Err(ParseFailure::malformed(format!(
                 "claims[{index}].claim_id must be a string, got {}",
@@ -168,15 +167,15 @@ fn parse_claim(index: usize, c: &serde_json::Map<String, Value>) -> Result<Claim
     })
 }
 
-fn parse_binding(b: &serde_json::Map<String, Value>) -> Result<EvidenceBinding, ParseFailure> {
+fn parse_binding(b: &Object<'_>) -> Result<EvidenceBinding, ParseFailure> {
     let bf = Fields::new(b, "evidence_bindings[]");
     let (source_invocation_id, invalid_invocation_id) = match b.get("source_invocation_id") {
-        None | Some(Value::Null) => (None, None),
-        Some(Value::Number(n)) => match n.as_i64() {
+        None | Some(Json::Null) => (None, None),
+        Some(Json::Number(n)) => match n.as_i64() {
             Some(id) => (Some(id), None),
             None => (None, Some(n.to_string())),
         },
-        Some(Value::String(s)) => match s.trim().parse::<i64>() {
+        Some(Json::String(s)) => match s.trim().parse::<i64>() {
             Ok(id) => (Some(id), None),
             Err(_) if s.trim().is_empty() => (None, None),
             Err(_) => (None, Some(s.chars().take(64).collect())),
@@ -187,7 +186,7 @@ fn parse_binding(b: &serde_json::Map<String, Value>) -> Result<EvidenceBinding, 
     Ok(EvidenceBinding {
         source_type: bf.opt_str("source_type")?,
         source_id: match b.get("source_id") {
-            Some(Value::Number(n)) => n.to_string(),
+            Some(Json::Number(n)) => n.to_string(),
             _ => bf.opt_str("source_id")?,
         },
         tool_name: bf.opt_str("tool_name")?,

@@ -105,7 +105,7 @@ pub fn normalize_gatekeeper(result: Option<&GatekeeperResult>) -> Outcome {
 /// does not parse is `None`, which normalises to REJECT.
 pub fn parse_gatekeeper_result(text: &str) -> Result<GatekeeperResult, ParseFailure> {
     let map = extract_json_object(text)?;
-    serde_json::from_value(Value::Object(map))
+    serde_json::from_value(Value::Object(map.to_map()))
         .map_err(|e| ParseFailure::malformed(format!("gatekeeper_result: {e}")))
 }
 

@@ -1,7 +1,10 @@
 //! Extracting the one JSON object a model answer must contain.
 
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
 
 /// Model output larger than this is rejected before parsing: no contract
 /// needs it, and it bounds parser work on hostile input.
@@ -39,11 +42,182 @@ impl ParseFailure {
     }
 }
 
+/// A JSON document as contract parsers read it: strings borrow from the
+/// model's text where they can, objects keep their entries in a plain list.
+/// A parser reads each field once, so building a hashed
+/// `serde_json::Map` for every object of every answer was wasted work.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    Object(Object<'a>),
+}
+
+/// A JSON object's entries in document order. A repeated key reads as its
+/// last value, as `serde_json::Map` would have it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Object<'a> {
+    entries: Vec<(Cow<'a, str>, Json<'a>)>,
+}
+
+impl<'a> Object<'a> {
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// The object as an owned `serde_json` map (for the parts of a contract
+    /// kept as free-form JSON).
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut map = Map::with_capacity(self.entries.len());
+        for (k, v) in &self.entries {
+            map.insert(k.to_string(), v.to_value());
+        }
+        map
+    }
+}
+
+impl Json<'_> {
+    pub fn to_value(&self) -> Value {
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => Value::Number(n.clone()),
+            Json::String(s) => Value::String(s.to_string()),
+            Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
+            Json::Object(o) => Value::Object(o.to_map()),
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Json::Number(n) => n.as_i64(),
+            _ => None,
+        }
+    }
+}
+
+/// The kind of a JSON value, for error messages ("got an array").
+pub(crate) fn kind(v: &Json<'_>) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
+        // JSON text has no NaN or infinity; null keeps the type total.
+        Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        while let Some(Key(key)) = map.next_key()? {
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Json::Object(Object { entries }))
+    }
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
 /// Accepts exactly one JSON object, either as the whole (trimmed) text or
 /// inside a single markdown code fence (```json ... ``` or ``` ... ```).
 /// Prose around a bare object, two objects, arrays and scalars are all
 /// malformed.
-pub fn extract_json_object(text: &str) -> Result<Map<String, Value>, ParseFailure> {
+pub fn extract_json_object(text: &str) -> Result<Object<'_>, ParseFailure> {
     if text.len() > MAX_OUTPUT_BYTES {
         return Err(ParseFailure::malformed(format!(
             "output is {} bytes, over the {} byte limit",
@@ -56,10 +230,10 @@ pub fn extract_json_object(text: &str) -> Result<Map<String, Value>, ParseFailur
         return Err(ParseFailure::missing("output is empty"));
     }
     let body = unfence(trimmed)?;
-    let value: Value = serde_json::from_str(body)
+    let value: Json<'_> = serde_json::from_str(body)
         .map_err(|e| ParseFailure::malformed(format!("not valid JSON: {e}")))?;
     match value {
-        Value::Object(map) => Ok(map),
+        Json::Object(map) => Ok(map),
         other => Err(ParseFailure::malformed(format!(
             "JSON root is {}, expected an object",
             kind(&other)
@@ -95,21 +269,19 @@ fn unfence(text: &str) -> Result<&str, ParseFailure> {
     Ok(body.trim())
 }
 
-pub(crate) use crate::text::json_kind as kind;
-
 /// Field readers that report wrong types as `ParseFailure`s, so that each
 /// contract parser reads like its seed table.
-pub(crate) struct Fields<'a> {
-    pub map: &'a Map<String, Value>,
-    pub ctx: &'a str,
+pub(crate) struct Fields<'o, 'a> {
+    pub map: &'o Object<'a>,
+    pub ctx: &'o str,
 }
 
-impl<'a> Fields<'a> {
-    pub fn new(map: &'a Map<String, Value>, ctx: &'a str) -> Self {
+impl<'o, 'a> Fields<'o, 'a> {
+    pub fn new(map: &'o Object<'a>, ctx: &'o str) -> Self {
         Fields { map, ctx }
     }
 
-    fn wrong(&self, key: &str, want: &str, got: &Value) -> ParseFailure {
+    fn wrong(&self, key: &str, want: &str, got: &Json<'_>) -> ParseFailure {
         ParseFailure::malformed(format!(
             "{}.{key} must be {want}, got {}",
             self.ctx,
@@ -119,7 +291,7 @@ impl<'a> Fields<'a> {
 
     pub fn req_str(&self, key: &str) -> Result<String, ParseFailure> {
         match self.map.get(key) {
-            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Json::String(s)) => Ok(s.to_string()),
             Some(other) => Err(self.wrong(key, "a string", other)),
             None => Err(ParseFailure::malformed(format!(
                 "{}.{key} is missing",
@@ -131,24 +303,24 @@ impl<'a> Fields<'a> {
     /// Absent or null reads as empty; anything but a string is an error.
     pub fn opt_str(&self, key: &str) -> Result<String, ParseFailure> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Ok(String::new()),
-            Some(Value::String(s)) => Ok(s.clone()),
+            None | Some(Json::Null) => Ok(String::new()),
+            Some(Json::String(s)) => Ok(s.to_string()),
             Some(other) => Err(self.wrong(key, "a string", other)),
         }
     }
 
     pub fn opt_nullable_str(&self, key: &str) -> Result<Option<String>, ParseFailure> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() || s.trim() == "null" => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::String(s)) if s.trim().is_empty() || s.trim() == "null" => Ok(None),
+            Some(Json::String(s)) => Ok(Some(s.to_string())),
             Some(other) => Err(self.wrong(key, "a string or null", other)),
         }
     }
 
-    pub fn req_array(&self, key: &str) -> Result<&'a Vec<Value>, ParseFailure> {
+    pub fn req_array(&self, key: &str) -> Result<&'o [Json<'a>], ParseFailure> {
         match self.map.get(key) {
-            Some(Value::Array(a)) => Ok(a),
+            Some(Json::Array(a)) => Ok(a),
             Some(other) => Err(self.wrong(key, "an array", other)),
             None => Err(ParseFailure::malformed(format!(
                 "{}.{key} is missing",
@@ -158,10 +330,10 @@ impl<'a> Fields<'a> {
     }
 
     /// Absent or null reads as empty.
-    pub fn opt_array(&self, key: &str) -> Result<&'a [Value], ParseFailure> {
+    pub fn opt_array(&self, key: &str) -> Result<&'o [Json<'a>], ParseFailure> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Ok(&[]),
-            Some(Value::Array(a)) => Ok(a),
+            None | Some(Json::Null) => Ok(&[]),
+            Some(Json::Array(a)) => Ok(a),
             Some(other) => Err(self.wrong(key, "an array", other)),
         }
     }
@@ -171,7 +343,7 @@ impl<'a> Fields<'a> {
             .iter()
             .enumerate()
             .map(|(i, v)| match v {
-                Value::String(s) => Ok(s.clone()),
+                Json::String(s) => Ok(s.to_string()),
                 other => Err(ParseFailure::malformed(format!(
                     "{}.{key}[{i}] must be a string, got {}",
                     self.ctx,
@@ -183,31 +355,31 @@ impl<'a> Fields<'a> {
 
     pub fn opt_f64(&self, key: &str) -> Result<Option<f64>, ParseFailure> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Number(n)) => Ok(n.as_f64()),
             Some(other) => Err(self.wrong(key, "a number", other)),
         }
     }
 
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ParseFailure> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Bool(b)) => Ok(Some(*b)),
             Some(other) => Err(self.wrong(key, "a boolean", other)),
         }
     }
 }
 
 /// Reads each element of an array as an object.
-pub(crate) fn objects<'a>(
-    items: &'a [Value],
+pub(crate) fn objects<'o, 'a>(
+    items: &'o [Json<'a>],
     ctx: &str,
-) -> Result<Vec<&'a Map<String, Value>>, ParseFailure> {
+) -> Result<Vec<&'o Object<'a>>, ParseFailure> {
     items
         .iter()
         .enumerate()
         .map(|(i, v)| match v {
-            Value::Object(m) => Ok(m),
+            Json::Object(m) => Ok(m),
             other => Err(ParseFailure::malformed(format!(
                 "{ctx}[{i}] must be an object, got {}",
                 kind(other)

@@ -2,7 +2,7 @@
 //! optional structured `queries` that tell the Executor exactly which tool
 //! calls the plan means. `plan` stays the seed's list of step strings.
 
-use super::json::{Fields, ParseFailure, extract_json_object, objects};
+use super::json::{Fields, Json, ParseFailure, extract_json_object, objects};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -35,15 +35,15 @@ pub fn parse_planner_plan(text: &str) -> Result<PlannerPlan, ParseFailure> {
     let mut plan = Vec::with_capacity(plan_items.len());
     for (i, item) in plan_items.iter().enumerate() {
         match item {
-            Value::String(s) if !s.trim().is_empty() => plan.push(s.clone()),
-            Value::String(_) => {
+            Json::String(s) if !s.trim().is_empty() => plan.push(s.to_string()),
+            Json::String(_) => {
                 return Err(ParseFailure::malformed(format!(
                     "planner_plan.plan[{i}] is empty"
                 )));
             }
             // Some models write steps as objects; keep their text.
-            Value::Object(o) => match o.get("step").or_else(|| o.get("description")) {
-                Some(Value::String(s)) => plan.push(s.clone()),
+            Json::Object(o) => match o.get("step").or_else(|| o.get("description")) {
+                Some(Json::String(s)) => plan.push(s.to_string()),
                 _ => {
                     return Err(ParseFailure::malformed(format!(
                         "planner_plan.plan[{i}] is an object without a step text"
@@ -69,8 +69,8 @@ pub fn parse_planner_plan(text: &str) -> Result<PlannerPlan, ParseFailure> {
         let qf = Fields::new(q, "planner_plan.queries[]");
         let tool = qf.req_str("tool")?;
         let arguments = match q.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
+            None | Some(Json::Null) => Map::new(),
+            Some(Json::Object(m)) => m.to_map(),
             Some(_) => {
                 return Err(ParseFailure::malformed(format!(
                     "planner_plan.queries[{i}].arguments must be an object"

@@ -5,7 +5,7 @@
 //! gaps are chosen by id rather than by matching free text.
 
 use super::Verdict;
-use super::json::{Fields, ParseFailure, extract_json_object, objects};
+use super::json::{Fields, Json, ParseFailure, extract_json_object, objects};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -120,7 +120,7 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
             ))
         })?;
         let claim_id = match fc.get("claim_id") {
-            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(Json::Number(n)) => Some(n.to_string()),
             _ => ff.opt_nullable_str("claim_id")?,
         };
         let mut refs = Vec::new();
@@ -129,7 +129,7 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
             let ids = rf
                 .opt_array("source_invocation_ids")?
                 .iter()
-                .filter_map(|v| v.as_i64())
+                .filter_map(Json::as_i64)
                 .collect();
             refs.push(FactRef {
                 trace_ref: rf.opt_str("trace_ref")?,
@@ -155,7 +155,11 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
         // Recomputed by code: the count is derivable, so a model's number is
         // not trusted.
         critical_fact_count: critical,
-        claim_checks: f.opt_array("claim_checks")?.to_vec(),
+        claim_checks: f
+            .opt_array("claim_checks")?
+            .iter()
+            .map(Json::to_value)
+            .collect(),
         facts_checked: facts,
         rationale: f.opt_str("rationale")?,
     })
