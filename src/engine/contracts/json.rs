@@ -404,6 +404,21 @@ mod tests {
     }
 
     #[test]
+    fn repeated_keys_read_as_the_last_value_and_escapes_are_decoded() {
+        let o = extract_json_object(
+            r#"{"a": 1, "b": "x\"y\u00e9", "a": [true, null, -2.5, {"k": "v"}]}"#,
+        )
+        .unwrap();
+        assert!(matches!(o.get("a"), Some(Json::Array(items)) if items.len() == 4));
+        assert_eq!(o.get("b"), Some(&Json::String("x\"y\u{e9}".into())));
+        assert_eq!(
+            o.to_map()["a"],
+            serde_json::json!([true, null, -2.5, {"k": "v"}])
+        );
+        assert!(o.contains_key("b") && !o.contains_key("c"));
+    }
+
+    #[test]
     fn empty_is_missing() {
         assert_eq!(
             extract_json_object("  \n").unwrap_err().status,
