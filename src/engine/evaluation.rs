@@ -8,6 +8,7 @@ use super::state::ParseStatusRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub const TRACEABILITY_VERSION: &str = "v1";
 
@@ -33,11 +34,11 @@ pub struct VerifierEvaluation {
     pub traceability_version: String,
     pub executor_output_parse_status: Option<ParseStatusRecord>,
     pub executor_structured_output: Option<ExecutorEvidence>,
-    pub gatekeeper_result: Option<GatekeeperResult>,
+    pub gatekeeper_result: Option<Arc<GatekeeperResult>>,
     pub verified_binding_count: usize,
     pub composer_output: Option<ComposerOutput>,
     /// Role name to prompt content hash.
-    pub prompt_versions: BTreeMap<String, String>,
+    pub prompt_versions: Arc<BTreeMap<String, String>>,
     pub rule_set_version: String,
 }
 

@@ -9,6 +9,7 @@ use super::trace::OrchestrationTrace;
 use crate::model::AgentRole;
 use crate::tools::ToolInvocation;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineEvent {
@@ -77,11 +78,13 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// Shared with the run state: a run's events and its state hold the
+    /// same record, not copies.
     ToolInvoked {
-        invocation: ToolInvocation,
+        invocation: Arc<ToolInvocation>,
     },
     GatekeeperChecked {
-        result: GatekeeperResult,
+        result: Arc<GatekeeperResult>,
     },
     VerdictUpdated {
         model_verdict: Option<Verdict>,

@@ -11,6 +11,7 @@ use crate::model::{AgentRole, Message};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
@@ -53,6 +54,8 @@ impl Prompt {
 #[derive(Debug, Clone)]
 pub struct Prompts {
     by_role: BTreeMap<AgentRole, Prompt>,
+    /// Made once: every run's self_evaluation records it.
+    versions: Arc<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +90,7 @@ impl Prompts {
             AgentRole::Composer,
             Prompt::new(include_str!("../../prompts/composer.md")),
         );
-        Prompts { by_role }
+        Prompts::from_roles(by_role)
     }
 
     /// Loads `<dir>/<role>.md` for every role; a missing file is an error
@@ -102,7 +105,7 @@ impl Prompts {
             })?;
             by_role.insert(role, Prompt::new(text));
         }
-        Ok(Prompts { by_role })
+        Ok(Prompts::from_roles(by_role))
     }
 
     pub fn get(&self, role: AgentRole) -> &Prompt {
@@ -110,12 +113,20 @@ impl Prompts {
         &self.by_role[&role]
     }
 
-    /// `{planner: "sha256:...", ...}` for self_evaluation.
-    pub fn versions(&self) -> BTreeMap<String, String> {
-        self.by_role
+    fn from_roles(by_role: BTreeMap<AgentRole, Prompt>) -> Prompts {
+        let versions = by_role
             .iter()
             .map(|(r, p)| (r.as_str().to_string(), p.version.clone()))
-            .collect()
+            .collect();
+        Prompts {
+            by_role,
+            versions: Arc::new(versions),
+        }
+    }
+
+    /// `{planner: "sha256:...", ...}` for self_evaluation.
+    pub fn versions(&self) -> Arc<BTreeMap<String, String>> {
+        Arc::clone(&self.versions)
     }
 
     /// System prompt rendered with the DTO, then the DTO as the user turn.

@@ -63,7 +63,7 @@ pub struct RunState {
     pub executor_status: Option<Outcome>,
     pub executor_parse_status: Option<ParseStatusRecord>,
 
-    pub gatekeeper_result: Option<GatekeeperResult>,
+    pub gatekeeper_result: Option<Arc<GatekeeperResult>>,
     pub gatekeeper_status: Option<Outcome>,
 
     pub verified: Option<VerifiedProjection>,
@@ -94,7 +94,7 @@ pub struct RunState {
     /// The reason code of the edge that led to the fallback.
     pub fallback_reason: Option<&'static str>,
     /// This run's tool invocations, in order.
-    pub invocations: Vec<ToolInvocation>,
+    pub invocations: Vec<Arc<ToolInvocation>>,
     pub counters: Counters,
     /// Attempt of the node about to run: 1 when entered from another node,
     /// +1 for each technical retry of the same node.
@@ -197,9 +197,9 @@ impl RunState {
     }
 
     /// Stores the Gatekeeper's raw result and its normalised status.
-    pub fn set_gatekeeper(&mut self, result: Option<GatekeeperResult>, status: Outcome) {
+    pub fn set_gatekeeper(&mut self, result: Option<Arc<GatekeeperResult>>, status: Outcome) {
         self.verified_binding_count = result
-            .as_ref()
+            .as_deref()
             .map(GatekeeperResult::verified_binding_count)
             .unwrap_or(0);
         self.gatekeeper_result = result;

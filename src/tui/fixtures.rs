@@ -10,6 +10,7 @@ use crate::engine::graph::{NodeId, Outcome};
 use crate::engine::trace::{NodeEvent, build_trace};
 use crate::model::AgentRole;
 use crate::tools::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use std::sync::Arc;
 
 /// Builds one run's events with gapless seq numbers and a fake clock.
 pub struct RunBuilder {
@@ -131,7 +132,7 @@ impl RunBuilder {
             .collect();
         let seq = self.events.len() as u32 + 1;
         self.push(EventKind::ToolInvoked {
-            invocation: ToolInvocation {
+            invocation: Arc::new(ToolInvocation {
                 id,
                 run_id: self.run_id,
                 step_id: Some(1),
@@ -152,7 +153,7 @@ impl RunBuilder {
                 duration_ms: 4,
                 success: true,
                 error_message: None,
-            },
+            }),
         });
         id
     }
@@ -168,7 +169,7 @@ impl RunBuilder {
             .filter_map(|b| b.failed_rule.clone())
             .collect();
         self.push(EventKind::GatekeeperChecked {
-            result: GatekeeperResult {
+            result: Arc::new(GatekeeperResult {
                 status: status.into(),
                 severity: severity.into(),
                 rule_set_version: "gatekeeper-rules-v1".into(),
@@ -177,7 +178,7 @@ impl RunBuilder {
                 failed_rules,
                 warnings: vec![],
                 errors: vec![],
-            },
+            }),
         })
     }
 

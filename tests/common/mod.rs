@@ -139,7 +139,7 @@ pub fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::
     out.events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::GatekeeperChecked { result } => Some(result.clone()),
+            EventKind::GatekeeperChecked { result } => Some((**result).clone()),
             _ => None,
         })
         .collect()

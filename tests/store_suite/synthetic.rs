@@ -155,7 +155,7 @@ impl Emitter<'_> {
         self.emit_at(
             seq,
             EventKind::ToolInvoked {
-                invocation: inv.clone(),
+                invocation: inv.clone().into(),
             },
         )
         .await;
@@ -253,8 +253,10 @@ pub async fn pass_run(
     .await;
     e.enter(NodeId::Gatekeeper, Some("completed")).await;
     let gk = gatekeeper_pass(&inv, &claim_text);
-    e.emit(EventKind::GatekeeperChecked { result: gk.clone() })
-        .await;
+    e.emit(EventKind::GatekeeperChecked {
+        result: gk.clone().into(),
+    })
+    .await;
     e.finish(
         NodeId::Gatekeeper,
         Outcome::Pass,

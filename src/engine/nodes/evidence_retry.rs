@@ -14,6 +14,7 @@ use crate::engine::dto::{
     CompletedQuery, EvidenceGap, PlannerMode, PlannerRetryView, RetryConstraints, RetryContext,
 };
 use crate::tools::{EvidenceStatus, ToolInvocation};
+use std::borrow::Borrow;
 
 /// Model text copied into a gap is capped: a gap names a fact, it does not
 /// carry an essay into the next prompt.
@@ -71,10 +72,11 @@ fn cap(s: &str) -> String {
 /// Queries of this run that returned a result (supported or no_evidence).
 /// Deduped, failed and blocked calls are not "completed": they answered
 /// nothing new.
-pub fn completed_queries(invocations: &[ToolInvocation]) -> Vec<CompletedQuery> {
+pub fn completed_queries<I: Borrow<ToolInvocation>>(invocations: &[I]) -> Vec<CompletedQuery> {
     invocations
         .iter()
-        .filter(|i| {
+        .map(Borrow::borrow)
+        .filter(|i: &&ToolInvocation| {
             let d = &i.retrieval_details;
             !d.blocked
                 && matches!(
@@ -109,7 +111,7 @@ pub fn build_retry_context(
     round: u32,
     projection: &VerifiedProjection,
     gaps: &[EvidenceGap],
-    invocations: &[ToolInvocation],
+    invocations: &[impl Borrow<ToolInvocation>],
     lang: Lang,
 ) -> RetryContext {
     RetryContext {

@@ -19,6 +19,7 @@ use crate::engine::run::{NodeResult, RunCtx, Unhandled, rendered_input, step_tex
 use crate::engine::state::ParseStatusRecord;
 use crate::model::{FinishReason, Message, ModelError};
 use crate::tools::invoker::unexecuted_message;
+use std::sync::Arc;
 
 /// Sent once the tool budget is spent, with no tools offered.
 pub const FINAL_ANSWER_NOW: &str = "The tool budget for this round is spent. Do not call tools. \
@@ -116,11 +117,9 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
                 blocked += 1;
             }
             ctx.state.counters.tool_calls += 1;
-            ctx.state.invocations.push(invoked.invocation.clone());
-            ctx.emit(EventKind::ToolInvoked {
-                invocation: invoked.invocation,
-            })
-            .await?;
+            let invocation = Arc::new(invoked.invocation);
+            ctx.state.invocations.push(Arc::clone(&invocation));
+            ctx.emit(EventKind::ToolInvoked { invocation }).await?;
             results.push(invoked.message.clone());
             messages.push(Message::Tool {
                 tool_call_id: tc.id.clone(),

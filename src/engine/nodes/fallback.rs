@@ -13,6 +13,7 @@ use crate::engine::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verificatio
 use crate::engine::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
 use crate::tools::{EvidenceStatus, ToolInvocation};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 
 /// Code-made tool call counts of one run, for the pre-verification answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -25,9 +26,9 @@ pub struct ToolCounts {
 impl ToolCounts {
     /// Blocked = refused by the permission layer; failed = any other error;
     /// succeeded = returned a result (supported, no_evidence or deduped).
-    pub fn from_invocations(invocations: &[ToolInvocation]) -> ToolCounts {
+    pub fn from_invocations(invocations: &[impl Borrow<ToolInvocation>]) -> ToolCounts {
         let mut c = ToolCounts::default();
-        for i in invocations {
+        for i in invocations.iter().map(Borrow::borrow) {
             let d = &i.retrieval_details;
             if d.blocked {
                 c.blocked += 1;

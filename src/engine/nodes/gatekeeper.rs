@@ -25,6 +25,7 @@ use crate::engine::contracts::{
 use crate::tools::{EvidenceRef, EvidenceStatus, ToolInvocation};
 use regex::Regex;
 use rules::Resolved;
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
@@ -38,12 +39,13 @@ pub fn raw_path_shape_ok(path: &str) -> bool {
 }
 
 /// Checks every binding of `output` against `invocations` (this run's only).
-pub fn check(
+pub fn check<I: Borrow<ToolInvocation>>(
     output: &ExecutorEvidence,
-    invocations: &[ToolInvocation],
+    invocations: &[I],
     rules: &GatekeeperRules,
 ) -> GatekeeperResult {
-    let mut run = Checker::new(invocations, rules);
+    let invocations: Vec<&ToolInvocation> = invocations.iter().map(Borrow::borrow).collect();
+    let mut run = Checker::new(&invocations, rules);
     if output.answer_version != EXECUTOR_ANSWER_VERSION {
         let detail = format!(
             "answer_version is {}, expected {EXECUTOR_ANSWER_VERSION}",
@@ -73,7 +75,7 @@ struct Failure {
 }
 
 struct Checker<'a> {
-    invocations: &'a [ToolInvocation],
+    invocations: &'a [&'a ToolInvocation],
     by_id: HashMap<i64, usize>,
     resolved: Resolved,
     rules: &'a GatekeeperRules,
@@ -86,7 +88,7 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn new(invocations: &'a [ToolInvocation], rules: &'a GatekeeperRules) -> Self {
+    fn new(invocations: &'a [&'a ToolInvocation], rules: &'a GatekeeperRules) -> Self {
         let mut by_id = HashMap::with_capacity(invocations.len());
         for (i, inv) in invocations.iter().enumerate() {
             by_id.entry(inv.id).or_insert(i);

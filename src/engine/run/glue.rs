@@ -8,6 +8,7 @@ use crate::engine::events::EventKind;
 use crate::engine::graph::{Outcome, is_post_verifier_fallback};
 use crate::engine::nodes::{allowed, evidence_retry, fallback, gatekeeper, verified_input};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// An injected raw result (fault injection): JSON text or an object. One
 /// that does not parse is missing, which normalises to REJECT.
@@ -28,8 +29,9 @@ pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhan
     let checked = match &ctx.faults.gatekeeper_result {
         Some(injected) => injected_result(injected),
         None => raw,
-    };
-    let outcome = normalize_gatekeeper(checked.as_ref());
+    }
+    .map(Arc::new);
+    let outcome = normalize_gatekeeper(checked.as_deref());
     let detail = match &checked {
         None => "gatekeeper result missing or unknown".to_string(),
         Some(r) if !r.failed_rules.is_empty() => {
@@ -45,8 +47,10 @@ pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhan
         Some(_) => String::new(),
     };
     if let Some(r) = &checked {
-        ctx.emit(EventKind::GatekeeperChecked { result: r.clone() })
-            .await?;
+        ctx.emit(EventKind::GatekeeperChecked {
+            result: Arc::clone(r),
+        })
+        .await?;
     }
     ctx.state.set_gatekeeper(checked, outcome);
     Ok(result(outcome, detail))

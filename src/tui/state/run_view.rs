@@ -8,6 +8,7 @@ use crate::engine::events::{EngineEvent, EventKind, RunStatus};
 use crate::engine::graph::{NodeId, Outcome};
 use crate::tools::ToolInvocation;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransitionRow {
@@ -62,8 +63,8 @@ pub struct RunView {
     pub edges_taken: BTreeMap<(NodeId, NodeId), u32>,
     pub transitions: Vec<TransitionRow>,
     pub last_reason: Option<String>,
-    pub invocations: Vec<ToolInvocation>,
-    pub gatekeeper: Option<GatekeeperResult>,
+    pub invocations: Vec<Arc<ToolInvocation>>,
+    pub gatekeeper: Option<Arc<GatekeeperResult>>,
     pub gatekeeper_rounds: u32,
     pub verdict: VerdictView,
     pub model_calls: u32,
