@@ -88,26 +88,33 @@ impl ToolInvoker {
     ) -> Result<Invoked, RecordError> {
         let started = Instant::now();
         let parsed = parse_arguments(raw_arguments);
-        let args_value = match &parsed {
-            Ok(map) => Value::Object(map.clone()),
+        // The arguments as recorded: the object, or the raw text when it
+        // is not one.
+        let recorded = |parsed: Result<Map<String, Value>, String>| match parsed {
+            Ok(map) => Value::Object(map),
             Err(_) => Value::String(truncate_text(raw_arguments, 512)),
         };
         let draft = match (self.registry.get(name), parsed) {
-            (None, _) => blocked(args_value, format!("tool '{}' does not exist", short(name))),
-            (Some(_), _) if !self.permitted.iter().any(|p| p == name) => blocked(
-                args_value,
+            (None, parsed) => blocked(
+                recorded(parsed),
+                format!("tool '{}' does not exist", short(name)),
+            ),
+            (Some(_), parsed) if !self.permitted.iter().any(|p| p == name) => blocked(
+                recorded(parsed),
                 format!("tool '{}' is not permitted", short(name)),
             ),
             (Some(_), Err(detail)) => {
-                failed(args_value, format!("invalid arguments JSON: {detail}"))
+                let message = format!("invalid arguments JSON: {detail}");
+                failed(recorded(Err(detail)), message)
             }
             (Some(tool), Ok(map)) => {
-                let key = format!("{name}\u{0}{}", canonical_json(&Value::Object(map.clone())));
+                let key = format!("{name}\u{0}{}", canonical_map(&map));
                 match self.succeeded.get(&key) {
-                    Some(&earlier) => deduped(args_value, earlier),
+                    Some(&earlier) => deduped(Value::Object(map), earlier),
                     None => {
                         let tool = tool.clone();
                         let out = tokio::time::timeout(self.timeout, tool.call(&map)).await;
+                        let args_value = Value::Object(map);
                         let draft = match out {
                             Err(_) => failed(
                                 args_value,
@@ -277,28 +284,54 @@ fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
 /// JSON with object keys sorted at every level, so that the same query
 /// written with a different key order dedups.
 pub fn canonical_json(v: &Value) -> String {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let items: Vec<String> = keys
-                .into_iter()
-                .map(|k| {
-                    format!(
-                        "{}:{}",
-                        Value::String(k.clone()),
-                        canonical_json(map.get(k).unwrap_or(&Value::Null))
-                    )
-                })
-                .collect();
-            format!("{{{}}}", items.join(","))
+    let mut out = Vec::with_capacity(64);
+    write_canonical(v, &mut out);
+    // Only serde_json output and ASCII punctuation were written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`canonical_json`] of an object.
+fn canonical_map(map: &Map<String, Value>) -> String {
+    let mut out = Vec::with_capacity(64);
+    write_object(map, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
         }
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(canonical_json).collect();
-            format!("[{}]", items.join(","))
-        }
-        other => other.to_string(),
+        write_scalar(k, out);
+        out.push(b':');
+        write_canonical(v, out);
     }
+    out.push(b'}');
+}
+
+fn write_canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(map) => write_object(map, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => write_scalar(scalar, out),
+    }
+}
+
+fn write_scalar(v: &(impl Serialize + ?Sized), out: &mut Vec<u8>) {
+    // Writing a string or scalar into memory cannot fail.
+    let _ = serde_json::to_writer(&mut *out, v);
 }
 
 fn short(name: &str) -> String {
@@ -434,6 +467,22 @@ mod tests {
             7,
         );
         (inv, rec)
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level_and_escapes_strings() {
+        let v = json!({"b": [{"y": 1, "x": "q\"é"}, 2.5], "a": null, "c": {}});
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":null,"b":[{"x":"q\"é","y":1},2.5],"c":{}}"#
+        );
+        let Value::Object(map) = v else {
+            unreachable!()
+        };
+        assert_eq!(
+            canonical_map(&map),
+            canonical_json(&Value::Object(map.clone()))
+        );
     }
 
     #[tokio::test]
