@@ -164,7 +164,7 @@ impl ScriptedModel {
     /// Duplicate (role, call) pairs keep the first entry; use
     /// [`resolve_calls`] first to report them.
     pub fn new(entries: Vec<ScriptEntry>, fallthrough: Arc<dyn ChatModel>) -> ScriptedModel {
-        let replies = resolve_calls(&entries).unwrap_or_else(|_| {
+        let mut replies = resolve_calls(&entries).unwrap_or_else(|_| {
             let mut map = BTreeMap::new();
             let mut next: HashMap<AgentRole, u32> = HashMap::new();
             for e in entries {
@@ -177,6 +177,16 @@ impl ScriptedModel {
             }
             map
         });
+        // Arguments are sent as text: render JSON ones once, not per call.
+        for reply in replies.values_mut() {
+            if let ScriptReply::ToolCalls(calls) = reply {
+                for c in calls {
+                    if !c.arguments.is_string() {
+                        c.arguments = Value::String(c.arguments.to_string());
+                    }
+                }
+            }
+        }
         ScriptedModel {
             replies,
             fallthrough,

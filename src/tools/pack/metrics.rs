@@ -27,6 +27,8 @@ pub struct QueryMetrics {
 struct IndexedAlert {
     service: Option<String>,
     ref_text: String,
+    /// The alert as the body shows it.
+    json: Value,
 }
 
 impl QueryMetrics {
@@ -38,6 +40,7 @@ impl QueryMetrics {
             .map(|a| IndexedAlert {
                 service: alert_service(a),
                 ref_text: alert_ref_text(a, now),
+                json: serde_json::to_value(a).unwrap_or(Value::Null),
             })
             .collect();
         QueryMetrics { pack, indexed }
@@ -164,10 +167,7 @@ impl Tool for QueryMetrics {
                 text: ix.ref_text.clone(),
             })
             .collect();
-        let alerts: Vec<Value> = matches
-            .iter()
-            .map(|(al, _)| serde_json::to_value(al).unwrap_or(Value::Null))
-            .collect();
+        let alerts: Vec<Value> = matches.iter().map(|(_, ix)| ix.json.clone()).collect();
         Ok(ToolOutput {
             body: json!({"alerts": alerts, "total": matches.len()}),
             evidence_status: EvidenceStatus::Supported,
