@@ -158,23 +158,17 @@ impl ToolInvoker {
         started: Instant,
         success_key: Option<String>,
     ) -> Result<Invoked, RecordError> {
-        let has_body = draft.body.is_some();
-        let body_text = draft
+        // Serialised once: the message embeds this text as it is, without
+        // parsing it back.
+        let body: Option<Box<RawValue>> = draft
             .body
             .as_ref()
-            .map(|b| serde_json::to_string(b).unwrap_or_default())
-            .unwrap_or_default();
+            .and_then(|b| serde_json::value::to_raw_value(b).ok());
+        let body_text = body.as_deref().map_or("", RawValue::get);
         let output_length = body_text.len();
         let is_truncated = output_length > OUTPUT_PREVIEW_LIMIT;
         // The model sees the whole body; the row keeps a preview.
-        let (output_preview, whole_body) = if is_truncated {
-            (
-                truncate_text(&body_text, OUTPUT_PREVIEW_LIMIT),
-                Some(body_text),
-            )
-        } else {
-            (body_text, None)
-        };
+        let output_preview = truncate_text(body_text, OUTPUT_PREVIEW_LIMIT);
         let mut invocation = ToolInvocation {
             id: 0,
             run_id: self.run_id,
@@ -199,8 +193,7 @@ impl ToolInvoker {
         if let (Some(key), true) = (success_key, invocation.success && counts_as_success) {
             self.succeeded.insert(key, invocation.id);
         }
-        let body = has_body.then(|| whole_body.as_deref().unwrap_or(&invocation.output_preview));
-        let message = result_message(&invocation, body);
+        let message = result_message(&invocation, body.as_deref());
         Ok(Invoked {
             invocation,
             message,
@@ -223,9 +216,9 @@ struct ResultMessage<'a> {
     result: Option<&'a RawValue>,
 }
 
-/// The tool result message content for a recorded invocation; `body` is the
-/// tool's JSON body as text.
-pub fn result_message(invocation: &ToolInvocation, body: Option<&str>) -> String {
+/// The tool result message content for a recorded invocation, embedding
+/// the tool's JSON body.
+fn result_message(invocation: &ToolInvocation, body: Option<&RawValue>) -> String {
     let d = &invocation.retrieval_details;
     ResultMessage {
         invocation_id: Some(invocation.id),
@@ -236,7 +229,7 @@ pub fn result_message(invocation: &ToolInvocation, body: Option<&str>) -> String
         deduped_from: d.deduped_from,
         blocked: d.blocked,
         error: invocation.error_message.as_deref(),
-        result: body.and_then(|b| serde_json::from_str(b).ok()),
+        result: body,
     }
     .to_json()
 }
