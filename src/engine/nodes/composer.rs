@@ -30,7 +30,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         Err(failure) => return Ok(failure),
     };
     let has_negative = composer_input.allowed_claims.iter().any(|c| c.is_negative);
-    if let Some(phrase) = find_overstatement(&output).filter(|_| has_negative) {
+    if has_negative && let Some(phrase) = find_overstatement(&output) {
         return Ok(invalid(&format!(
             "over-statement {phrase:?} about a negative observation"
         )));
