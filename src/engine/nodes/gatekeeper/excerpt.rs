@@ -84,9 +84,48 @@ fn fold(text: &str) -> String {
         .collect()
 }
 
-/// The padded token string of `text`. ASCII, the common case for
-/// code-made ref texts, takes a branch without Unicode tables.
+/// The padded token string of `text`.
 fn tokenize(text: &str) -> String {
+    if text.is_ascii() {
+        tokenize_ascii(text.as_bytes())
+    } else {
+        tokenize_chars(text)
+    }
+}
+
+/// [`tokenize`] of ASCII text (the common case: code-made ref texts),
+/// byte by byte, without Unicode tables.
+fn tokenize_ascii(text: &[u8]) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(text.len() + 2);
+    out.push(b' ');
+    let mut at_sep = true;
+    let mut prev_digit = false;
+    for (i, &b) in text.iter().enumerate() {
+        if b.is_ascii_alphanumeric() {
+            out.push(b.to_ascii_lowercase());
+            at_sep = false;
+            prev_digit = b.is_ascii_digit();
+            continue;
+        }
+        // keep decimal points inside numbers: 92.5 is one token
+        if b == b'.' && prev_digit && text.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            out.push(b'.');
+        } else if !at_sep {
+            out.push(b' ');
+            at_sep = true;
+        }
+        prev_digit = false;
+    }
+    if !at_sep {
+        out.push(b' ');
+    }
+    // Only ASCII bytes were pushed.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`tokenize`] of any text: full-width folding, Unicode lowercasing, each
+/// Han or kana character its own token.
+fn tokenize_chars(text: &str) -> String {
     let mut padded = String::with_capacity(text.len() + 2);
     padded.push(' ');
     let mut at_sep = true;
@@ -352,6 +391,30 @@ mod tests {
         );
         assert_eq!(NormText::new("v=92.5%. end.").padded, " v 92.5 end ");
         assert_eq!(NormText::new("").padded, " ");
+    }
+
+    #[test]
+    fn the_ascii_path_tokenizes_like_the_general_one() {
+        for text in [
+            "",
+            "  Hello,  WORLD!! ",
+            "v=92.5%. end. 1.2.3 .5 5. a.b",
+            ALERT,
+            "2026-07-08T22:41:03Z ERROR order-service HikariPool-1 - Connection is not available",
+        ] {
+            assert_eq!(
+                tokenize_ascii(text.as_bytes()),
+                tokenize_chars(text),
+                "{text}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_ascii_path_agrees_on_any_printable_ascii(text in "[ -~]{0,120}") {
+            proptest::prop_assert_eq!(tokenize_ascii(text.as_bytes()), tokenize_chars(&text));
+        }
     }
 
     #[test]
