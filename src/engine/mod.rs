@@ -168,7 +168,7 @@ pub struct RunOutcome {
     pub model_verdict: Option<Verdict>,
     pub ceiling: Option<Verdict>,
     pub trace: OrchestrationTrace,
-    pub self_evaluation: SelfEvaluation,
+    pub self_evaluation: Arc<SelfEvaluation>,
     pub failure_reason: Option<String>,
     /// Every event the run emitted, in order.
     pub events: Vec<EngineEvent>,

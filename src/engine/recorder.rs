@@ -14,8 +14,8 @@ use super::trace::OrchestrationTrace;
 use crate::tools::{InvocationId, ToolInvocation};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
@@ -94,7 +94,7 @@ pub struct RunFinish {
     pub step_count: u32,
     pub tool_call_count: u32,
     /// None for a run that ended before its evaluation could be built.
-    pub self_evaluation: Option<SelfEvaluation>,
+    pub self_evaluation: Option<Arc<SelfEvaluation>>,
     pub orchestration_trace: Option<OrchestrationTrace>,
     pub failure_reason: Option<String>,
 }

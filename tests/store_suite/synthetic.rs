@@ -358,7 +358,7 @@ pub async fn pass_run(
         token_count: 500,
         step_count: steps.len() as u32,
         tool_call_count: 1,
-        self_evaluation: Some(self_evaluation),
+        self_evaluation: Some(self_evaluation.into()),
         orchestration_trace: Some(trace),
         failure_reason: None,
     })

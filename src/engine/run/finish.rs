@@ -8,6 +8,7 @@ use crate::engine::events::{EventKind, RunStatus};
 use crate::engine::recorder::{RecordError, RunFinish};
 use crate::engine::trace::{OrchestrationTrace, build_trace};
 use crate::engine::{EngineError, RunOutcome};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -27,7 +28,8 @@ impl RunCtx<'_> {
             }
         };
         let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
-        let finish = self.run_finish(RunStatus::Success, &answer, &trace);
+        let evaluation = Arc::new(self.self_evaluation());
+        let finish = self.run_finish(RunStatus::Success, &answer, &trace, &evaluation);
         if let Err(e) = self.engine.recorder.finish_run(&finish).await {
             return self.finish_failed(Unhandled::Record(e)).await;
         }
@@ -51,9 +53,6 @@ impl RunCtx<'_> {
                 });
             }
         }
-        let evaluation = finish
-            .self_evaluation
-            .unwrap_or_else(|| self.self_evaluation());
         Ok(self.outcome(RunStatus::Success, answer, trace, evaluation))
     }
 
@@ -74,7 +73,8 @@ impl RunCtx<'_> {
                 failure_reason: Some(reason.clone()),
             })
             .await;
-        let finish = self.run_finish(RunStatus::Failed, "", &trace);
+        let evaluation = Arc::new(self.self_evaluation());
+        let finish = self.run_finish(RunStatus::Failed, "", &trace, &evaluation);
         if let Err(store) = self.persist_with_backoff(Some(&finish)).await {
             return Err(EngineError::Unpersisted {
                 run_id: self.state.run_id,
@@ -82,9 +82,6 @@ impl RunCtx<'_> {
                 store,
             });
         }
-        let evaluation = finish
-            .self_evaluation
-            .unwrap_or_else(|| self.self_evaluation());
         Ok(self.outcome(RunStatus::Failed, String::new(), trace, evaluation))
     }
 
@@ -116,7 +113,14 @@ impl RunCtx<'_> {
         }
     }
 
-    fn run_finish(&self, status: RunStatus, answer: &str, trace: &OrchestrationTrace) -> RunFinish {
+    /// The run row; it shares the one `evaluation` the outcome returns.
+    fn run_finish(
+        &self,
+        status: RunStatus,
+        answer: &str,
+        trace: &OrchestrationTrace,
+        evaluation: &Arc<SelfEvaluation>,
+    ) -> RunFinish {
         let s = &self.state;
         RunFinish {
             run_id: s.run_id,
@@ -128,7 +132,7 @@ impl RunCtx<'_> {
             token_count: s.counters.tokens,
             step_count: s.counters.agent_steps,
             tool_call_count: s.counters.tool_calls,
-            self_evaluation: Some(self.self_evaluation()),
+            self_evaluation: Some(Arc::clone(evaluation)),
             orchestration_trace: Some(trace.clone()),
             failure_reason: s.failure_reason.clone(),
         }
@@ -166,7 +170,7 @@ impl RunCtx<'_> {
         status: RunStatus,
         answer: String,
         trace: OrchestrationTrace,
-        self_evaluation: SelfEvaluation,
+        self_evaluation: Arc<SelfEvaluation>,
     ) -> RunOutcome {
         RunOutcome {
             run_id: self.state.run_id,
