@@ -11,11 +11,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, NullRecorder};
+use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, NullRecorder};
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
+use diagraph::vocab::catalog::Catalog;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, RunRequest};
+use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunRequest};
 use diagraph::model::offline::OfflineModel;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::{Pack, pack_tools};
@@ -37,7 +37,7 @@ fn main() {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(registry),
         recorder: Arc::new(MemoryRecorder::new()),
-        catalog: Arc::new(Catalog::from_pack(&pack)),
+        catalog: Arc::new(pack.catalog()),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig::default(),

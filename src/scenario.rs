@@ -7,12 +7,13 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::graph::NodeId;
-use crate::engine::{Catalog, Engine, FaultInjection, RunRequest};
+use crate::engine::{Engine, FaultInjection, RunRequest};
 use crate::model::scripted::{ScriptEntry, ScriptReply, ScriptToolCall, resolve_calls};
-use crate::model::{AgentRole, ChatModel, ModelErrorKind};
+use crate::model::{ChatModel, ModelErrorKind};
 use crate::tools::ToolRegistry;
 use crate::tools::pack::{Pack, pack_tools};
+use crate::vocab::agent::AgentRole;
+use crate::vocab::graph::NodeId;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -193,7 +194,7 @@ impl Scenario {
         fallthrough: Arc<dyn ChatModel>,
         pack: Arc<Pack>,
     ) -> Engine {
-        let catalog = Catalog::from_pack(&pack);
+        let catalog = pack.catalog();
         let mut registry = ToolRegistry::new();
         for tool in pack_tools(pack) {
             registry.register(tool);

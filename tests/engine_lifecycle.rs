@@ -6,13 +6,12 @@ mod common;
 
 use async_trait::async_trait;
 use common::{load_scenario, scenario_engine};
-use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
-use diagraph::engine::graph::NodeId;
-use diagraph::engine::recorder::{
-    AgentStep, HistoryTurn, RecordError, Recorder, RunFinish, RunHandle, RunStart,
-};
 use diagraph::engine::{EngineError, MemoryRecorder, StepCommand, StepGate};
-use diagraph::tools::{InvocationId, ToolInvocation};
+use diagraph::vocab::agent::HistoryTurn;
+use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
+use diagraph::vocab::tool::{InvocationId, ToolInvocation};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -283,7 +282,7 @@ async fn session_history_reaches_the_planner_and_executor() {
     let reqs = capture.requests();
     let planner2 = reqs
         .iter()
-        .filter(|r| r.role() == diagraph::model::AgentRole::Planner)
+        .filter(|r| r.role() == diagraph::vocab::agent::AgentRole::Planner)
         .nth(1)
         .unwrap();
     assert_eq!(
@@ -296,7 +295,7 @@ async fn session_history_reaches_the_planner_and_executor() {
     );
     let verifier2 = reqs
         .iter()
-        .filter(|r| r.role() == diagraph::model::AgentRole::Verifier)
+        .filter(|r| r.role() == diagraph::vocab::agent::AgentRole::Verifier)
         .nth(1)
         .unwrap();
     assert!(verifier2.input.to_value().get("history").is_none());
@@ -304,7 +303,8 @@ async fn session_history_reaches_the_planner_and_executor() {
 
 #[tokio::test]
 async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
-    use diagraph::model::{AgentRole, Message};
+    use diagraph::model::Message;
+    use diagraph::vocab::agent::AgentRole;
     let mut s = load_scenario("01_pass.toml");
     s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
         AgentRole::Executor,
@@ -357,7 +357,7 @@ async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
 
 #[tokio::test]
 async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
-    use diagraph::model::AgentRole;
+    use diagraph::vocab::agent::AgentRole;
     let mut s = load_scenario("10_tool_failure_legal_output.toml");
     s.script[1] = diagraph::model::scripted::ScriptEntry::tool_calls(
         AgentRole::Executor,

@@ -8,11 +8,12 @@
 mod common;
 
 use common::{load_scenario, scenario_engine};
-use diagraph::engine::events::EventKind;
-use diagraph::engine::graph::NodeId;
+use diagraph::model::ModelErrorKind;
 use diagraph::model::scripted::ScriptEntry;
-use diagraph::model::{AgentRole, ModelErrorKind};
 use diagraph::scenario::Scenario;
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::events::EventKind;
+use diagraph::vocab::graph::NodeId;
 use serde_json::json;
 
 const MARKER: &str = "zebracorn-17";

@@ -2,14 +2,14 @@
 //! every Gatekeeper rule at its severity, plus hostile shapes (foreign and
 //! fabricated ids, sub-paths, doctored excerpts, unicode, huge inputs).
 
-use diagraph::engine::contracts::{
+use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
+use diagraph::engine::nodes::verified_input::project;
+use diagraph::vocab::contracts::{
     BindingStatus, ExecutorEvidence, GatekeeperResult, normalize_gatekeeper,
     parse_executor_evidence,
 };
-use diagraph::engine::graph::Outcome;
-use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
-use diagraph::engine::nodes::verified_input::project;
-use diagraph::tools::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::graph::Outcome;
+use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -793,12 +793,12 @@ fn huge_inputs_are_checked_quickly() {
 
 #[test]
 fn only_verified_material_flows_to_the_verifier_retry_and_composer() {
-    use diagraph::engine::contracts::{FactCheck, Lang, Verdict, Verification, VerifierOutput};
     use diagraph::engine::nodes::allowed::build_composer_input;
     use diagraph::engine::nodes::evidence_retry::{
         build_retry_context, extract_gaps, planner_view,
     };
     use diagraph::engine::nodes::fallback::post_verifier_answer;
+    use diagraph::vocab::contracts::{FactCheck, Lang, Verdict, Verification, VerifierOutput};
 
     let out = executor(vec![
         claim(

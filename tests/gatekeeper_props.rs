@@ -3,14 +3,14 @@
 //! list never passes, a reject-rule failure always makes the result reject,
 //! and what passes resolves to a real ref text.
 
-use diagraph::engine::contracts::{
-    BindingStatus, Claim, EvidenceBinding, ExecutorEvidence, Severity,
-};
 use diagraph::engine::nodes::gatekeeper::{
     ExcerptParams, GatekeeperRules, NormText, check, supports,
 };
 use diagraph::engine::nodes::verified_input::project;
-use diagraph::tools::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::contracts::{
+    BindingStatus, Claim, EvidenceBinding, ExecutorEvidence, Severity,
+};
+use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use proptest::prelude::*;
 use std::collections::HashSet;
 

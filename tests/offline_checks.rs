@@ -4,9 +4,9 @@
 
 mod offline_support;
 
-use diagraph::engine::contracts::*;
-use diagraph::engine::dto::*;
 use diagraph::model::{Message, ToolCall};
+use diagraph::vocab::contracts::*;
+use diagraph::vocab::dto::*;
 use offline_support::*;
 use serde_json::json;
 

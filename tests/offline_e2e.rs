@@ -5,17 +5,16 @@
 
 mod offline_support;
 
-use diagraph::engine::contracts::{
-    ComposerOutput, ExecutorEvidence, NO_EVIDENCE_PATH, Verdict, find_overstatement,
-};
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{
-    Catalog, Engine, EngineConfig, MemoryRecorder, RunOutcome, RunRequest, RunStatus,
-};
+use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome, RunRequest};
 use diagraph::model::offline::OfflineModel;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::{Pack, pack_tools};
+use diagraph::vocab::contracts::{
+    ComposerOutput, ExecutorEvidence, NO_EVIDENCE_PATH, Verdict, find_overstatement,
+};
+use diagraph::vocab::events::RunStatus;
 use offline_support::realdata::{build_realdata_pack, realdata};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -32,7 +31,7 @@ fn engine_for(dir: &Path) -> (Engine, Arc<MemoryRecorder>) {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(registry),
         recorder: recorder.clone(),
-        catalog: Arc::new(Catalog::from_pack(&pack)),
+        catalog: Arc::new(pack.catalog()),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig::default(),

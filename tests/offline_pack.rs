@@ -6,15 +6,16 @@
 
 mod offline_support;
 
-use diagraph::engine::contracts::{
-    Lang, Verdict, Verification, find_overstatement, parse_executor_evidence,
-};
-use diagraph::engine::dto::{GatekeeperSummary, PlannerInput, PlannerMode, VerifierInput};
 use diagraph::engine::nodes::gatekeeper::{self, GatekeeperRules};
 use diagraph::engine::nodes::{allowed, verified_input};
 use diagraph::model::Message;
+use diagraph::tools::Tool;
 use diagraph::tools::pack::{Pack, pack_tools};
-use diagraph::tools::{EvidenceStatus, RetrievalDetails, Tool, ToolInvocation};
+use diagraph::vocab::contracts::{
+    Lang, Verdict, Verification, find_overstatement, parse_executor_evidence,
+};
+use diagraph::vocab::dto::{GatekeeperSummary, PlannerInput, PlannerMode, VerifierInput};
+use diagraph::vocab::tool::{EvidenceStatus, RetrievalDetails, ToolInvocation};
 use offline_support::*;
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 struct Outcome {
     verdict: Verdict,
     answer: String,
-    claims: Vec<diagraph::engine::contracts::Claim>,
+    claims: Vec<diagraph::vocab::contracts::Claim>,
     invocations: Vec<ToolInvocation>,
 }
 
@@ -112,7 +113,7 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
     assert!(
         gk.checked_bindings
             .iter()
-            .all(|b| b.status == diagraph::engine::contracts::BindingStatus::Pass),
+            .all(|b| b.status == diagraph::vocab::contracts::BindingStatus::Pass),
         "{:#?}",
         gk.errors
     );

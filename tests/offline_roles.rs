@@ -2,8 +2,8 @@
 
 mod offline_support;
 
-use diagraph::engine::contracts::{Lang, Verdict, Verification, find_overstatement};
-use diagraph::engine::dto::*;
+use diagraph::vocab::contracts::{Lang, Verdict, Verification, find_overstatement};
+use diagraph::vocab::dto::*;
 
 use offline_support::*;
 use serde_json::json;

@@ -9,8 +9,8 @@ mod llm;
 mod openai_mock;
 
 use diagraph::engine::RunRequest;
-use diagraph::engine::contracts::Verdict;
 use diagraph::engine::prompts::Prompts;
+use diagraph::vocab::contracts::Verdict;
 use llm::{KEY, dto, engine, fake_llm, openai, shop, shop_engine, usage_reply};
 use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};

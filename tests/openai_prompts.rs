@@ -2,13 +2,14 @@
 //! placeholder and carries JSON examples that parse with its role's
 //! contract parser and use only the contract's field names.
 
-use diagraph::engine::contracts::{
+use diagraph::engine::prompts::Prompts;
+use diagraph::model::Message;
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::contracts::{
     find_overstatement, parse_composer_output, parse_executor_evidence, parse_planner_plan,
     parse_verifier_output,
 };
-use diagraph::engine::dto::{AgentInput, ExecutorInput};
-use diagraph::engine::prompts::Prompts;
-use diagraph::model::{AgentRole, Message};
+use diagraph::vocab::dto::{AgentInput, ExecutorInput};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -8,10 +8,10 @@
 
 mod openai_mock;
 
-use diagraph::engine::dto::ExecutorInput;
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, ChatRequest, FinishReason, Message, ModelErrorKind, ToolCall};
-use diagraph::tools::ToolSpec;
+use diagraph::vocab::dto::ExecutorInput;
+use diagraph::vocab::tool::ToolSpec;
 use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;

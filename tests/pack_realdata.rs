@@ -4,8 +4,9 @@
 //! to logs.jsonl. It must load without warnings and answer queries.
 //! Skipped (with a note) where that material is not present.
 
+use diagraph::tools::Tool;
 use diagraph::tools::pack::{Pack, pack_tools};
-use diagraph::tools::{EvidenceStatus, Tool};
+use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

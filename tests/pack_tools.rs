@@ -2,7 +2,8 @@
 //! ref paths and texts, no_evidence and invalid arguments.
 
 use diagraph::tools::pack::{Pack, pack_tools};
-use diagraph::tools::{EvidenceStatus, Tool, ToolError, ToolOutput};
+use diagraph::tools::{Tool, ToolError, ToolOutput};
+use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

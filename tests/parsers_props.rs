@@ -4,7 +4,7 @@
 //! panicking, and a successful parse always yields the contract's
 //! invariants.
 
-use diagraph::engine::contracts::{
+use diagraph::vocab::contracts::{
     find_overstatement, parse_composer_output, parse_executor_evidence, parse_gatekeeper_result,
     parse_planner_plan, parse_verifier_output,
 };

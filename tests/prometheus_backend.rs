@@ -7,12 +7,11 @@ mod prometheus_server;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
-use diagraph::engine::contracts::parse_executor_evidence;
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
-use diagraph::tools::{
-    EvidenceStatus, RetrievalDetails, Tool, ToolError, ToolInvocation, ToolOutput,
-};
+use diagraph::tools::{Tool, ToolError, ToolOutput};
+use diagraph::vocab::contracts::parse_executor_evidence;
+use diagraph::vocab::tool::{EvidenceStatus, RetrievalDetails, ToolInvocation};
 use prometheus_server::PromServer;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};

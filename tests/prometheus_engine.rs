@@ -10,8 +10,8 @@ mod openai_mock;
 mod prometheus_server;
 
 use diagraph::engine::RunRequest;
-use diagraph::engine::contracts::Verdict;
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+use diagraph::vocab::contracts::Verdict;
 use llm::{engine, fake_llm, openai, shop};
 use openai_mock::MockServer;
 use prometheus_server::PromServer;

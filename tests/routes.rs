@@ -4,17 +4,18 @@
 //! retry counters stop every loop, and an exhaustive walk over all outcome
 //! sequences shows every path ends well inside the recursion limit.
 
-use diagraph::engine::contracts::Verdict;
-use diagraph::engine::dto::{EvidenceGap, PlannerMode};
-use diagraph::engine::graph::{EDGES, NodeId, Outcome, RECURSION_LIMIT, Route, RouteError, route};
+use diagraph::engine::graph::{EDGES, RECURSION_LIMIT, Route, RouteError, route};
 use diagraph::engine::state::RunState;
+use diagraph::vocab::contracts::Verdict;
+use diagraph::vocab::dto::{EvidenceGap, PlannerMode};
+use diagraph::vocab::graph::{NodeId, Outcome};
 use std::collections::BTreeSet;
 
 fn gap() -> EvidenceGap {
     EvidenceGap {
         claim_id: None,
         fact: "f".into(),
-        verification: diagraph::engine::contracts::Verification::NoEvidence,
+        verification: diagraph::vocab::contracts::Verification::NoEvidence,
         reason: "r".into(),
     }
 }

@@ -5,10 +5,10 @@
 
 mod common;
 
-use diagraph::engine::events::{EventKind, RunStatus};
-use diagraph::engine::graph::NodeId;
-use diagraph::engine::trace::{NodeEvent, build_trace};
 use diagraph::scenario::Scenario;
+use diagraph::vocab::events::{EventKind, RunStatus};
+use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::trace::{NodeEvent, build_trace};
 
 #[tokio::test]
 async fn every_shipped_scenario_takes_its_expected_route() {

@@ -8,13 +8,14 @@ use common::{
     finished, first_entry, gatekeeper_results, last_entry, load_scenario, of_role, run_captured,
     run_scenario, steps,
 };
-use diagraph::engine::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
-use diagraph::engine::events::RunStatus;
-use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::fallback;
+use diagraph::model::ModelErrorKind;
 use diagraph::model::scripted::ScriptEntry;
-use diagraph::model::{AgentRole, ModelErrorKind};
-use diagraph::tools::EvidenceStatus;
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
+use diagraph::vocab::events::RunStatus;
+use diagraph::vocab::graph::{NodeId, Outcome};
+use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::Value;
 
 const CLAIM_TEXT: &str = "payment-service has a critical HighCPUUsage alert firing at 92%";
@@ -431,7 +432,7 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
     ] {
         let (out, _, reqs) = run_captured(file).await;
         let c = &of_role(&reqs, AgentRole::Composer)[0];
-        let input: diagraph::engine::dto::ComposerInput =
+        let input: diagraph::vocab::dto::ComposerInput =
             serde_json::from_value(c.input.to_value()).unwrap();
         assert_eq!(
             out.answer,

@@ -10,8 +10,8 @@ mod mysql_support;
 #[path = "store_suite/mod.rs"]
 mod suite;
 
-use diagraph::engine::events::EventKind;
 use diagraph::store::{Store, StoreError};
+use diagraph::vocab::events::EventKind;
 use mysql_support::{TestDatabase, with_database};
 use serde_json::json;
 

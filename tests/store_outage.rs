@@ -14,11 +14,12 @@
 #[path = "support/mysql.rs"]
 mod mysql_support;
 
-use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
-use diagraph::engine::recorder::{AgentStep, RecordError, RunFinish, RunStart};
-use diagraph::engine::{NodeId, Recorder};
 use diagraph::store::{ProcessOwner, Store};
-use diagraph::tools::ToolInvocation;
+use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::record::Recorder;
+use diagraph::vocab::record::{AgentStep, RecordError, RunFinish, RunStart};
+use diagraph::vocab::tool::ToolInvocation;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -412,7 +413,7 @@ struct SlowTool {
 
 #[async_trait::async_trait]
 impl diagraph::tools::Tool for SlowTool {
-    fn spec(&self) -> diagraph::tools::ToolSpec {
+    fn spec(&self) -> diagraph::vocab::tool::ToolSpec {
         self.inner.spec()
     }
 
@@ -434,7 +435,7 @@ impl diagraph::tools::Tool for SlowTool {
 async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
     use diagraph::engine::prompts::Prompts;
-    use diagraph::engine::{Catalog, Engine, EngineConfig, RunRequest};
+    use diagraph::engine::{Engine, EngineConfig, RunRequest};
     use diagraph::model::offline::OfflineModel;
     use diagraph::tools::ToolRegistry;
     use diagraph::tools::pack::{Pack, pack_tools};
@@ -454,7 +455,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     let called = Arc::new(tokio::sync::Notify::new());
     let mut tools = ToolRegistry::new();
     for tool in pack_tools(pack.clone()) {
-        if tool.spec().name == diagraph::tools::QUERY_METRICS {
+        if tool.spec().name == diagraph::vocab::tool::QUERY_METRICS {
             tools.register(Arc::new(SlowTool {
                 inner: tool,
                 called: called.clone(),
@@ -467,7 +468,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(tools),
         recorder: store.clone(),
-        catalog: Arc::new(Catalog::from_pack(&pack)),
+        catalog: Arc::new(pack.catalog()),
         prompts: Arc::new(Prompts::shipped()),
         rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig {

@@ -2,15 +2,15 @@
 //! and bidi overrides in it must reach the screen as inert text.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use diagraph::engine::contracts::Verdict;
-use diagraph::engine::{NodeId, Outcome};
 use diagraph::tui::fixtures::{RunBuilder, binding, buffer_text, live_state, render};
 use diagraph::tui::state::Pane;
 use diagraph::tui::update::{Msg, update};
+use diagraph::vocab::contracts::Verdict;
+use diagraph::vocab::graph::{NodeId, Outcome};
 
 const NASTY: &str = "boom\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[31mred\u{9b}1m\u{202e}evil\r\x08done";
 
-fn nasty_run() -> Vec<diagraph::engine::EngineEvent> {
+fn nasty_run() -> Vec<diagraph::vocab::events::EngineEvent> {
     let mut b = RunBuilder::new(7, &format!("question {NASTY}"));
     b.node(
         NodeId::Planner,

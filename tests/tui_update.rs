@@ -74,8 +74,8 @@ fn node_steps_land_after_terminal_events() {
     let k = state.shown.cursor;
     assert!(matches!(
         events[k - 1].kind,
-        diagraph::engine::EventKind::NodeFinished {
-            node: diagraph::engine::NodeId::Planner,
+        diagraph::vocab::events::EventKind::NodeFinished {
+            node: diagraph::vocab::graph::NodeId::Planner,
             ..
         }
     ));

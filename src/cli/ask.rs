@@ -3,8 +3,9 @@
 use super::CliError;
 use super::setup::{Output, Setup};
 use crate::config::Config;
-use crate::engine::{RunOutcome, RunRequest, RunStatus};
+use crate::engine::{RunOutcome, RunRequest};
 use crate::scenario::Scenario;
+use crate::vocab::events::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -6,12 +6,14 @@ use super::{Cli, CliError, ModelChoice};
 use crate::config::{Config, ConfigFlags, MetricsBackend, Provider};
 use crate::engine::nodes::gatekeeper::GatekeeperRules;
 use crate::engine::prompts::Prompts;
-use crate::engine::{Catalog, Engine, EngineConfig, Recorder};
+use crate::engine::{Engine, EngineConfig};
 use crate::model::ChatModel;
 use crate::model::offline::OfflineModel;
 use crate::store::Store;
 use crate::tools::ToolRegistry;
 use crate::tools::pack::{Pack, pack_tools};
+use crate::vocab::catalog::Catalog;
+use crate::vocab::record::Recorder;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -6,115 +6,11 @@
 //! edge up in [`EDGES`], so a route that is not in the table cannot be taken.
 //! The TUI draws the same table and the route tests enumerate it.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
 /// Node executions allowed in one run. The longest legal path is far below
 /// it; hitting it is an unhandled failure.
 pub const RECURSION_LIMIT: u32 = 32;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NodeId {
-    #[serde(rename = "START")]
-    Start,
-    Planner,
-    Executor,
-    Gatekeeper,
-    VerifiedInput,
-    Verifier,
-    EvidenceRetry,
-    Composer,
-    Fallback,
-    #[serde(rename = "END")]
-    End,
-}
-
-impl NodeId {
-    /// The eight executable nodes, in diagram order.
-    pub const ALL: [NodeId; 8] = [
-        NodeId::Planner,
-        NodeId::Executor,
-        NodeId::Gatekeeper,
-        NodeId::VerifiedInput,
-        NodeId::Verifier,
-        NodeId::EvidenceRetry,
-        NodeId::Composer,
-        NodeId::Fallback,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeId::Start => "START",
-            NodeId::Planner => "planner",
-            NodeId::Executor => "executor",
-            NodeId::Gatekeeper => "gatekeeper",
-            NodeId::VerifiedInput => "verified_input",
-            NodeId::Verifier => "verifier",
-            NodeId::EvidenceRetry => "evidence_retry",
-            NodeId::Composer => "composer",
-            NodeId::Fallback => "fallback",
-            NodeId::End => "END",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<NodeId> {
-        [NodeId::Start, NodeId::End]
-            .into_iter()
-            .chain(NodeId::ALL)
-            .find(|n| n.as_str() == s)
-    }
-}
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The terminal outcome of one node attempt. Execution statuses and
-/// Gatekeeper statuses share one enum so that one event shape covers every
-/// node; diagnosis verdicts are *not* outcomes (they live in the state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Outcome {
-    Completed,
-    InvalidOutput,
-    RetryableFailed,
-    NonRetryableFailed,
-    ToolBlocked,
-    Failed,
-    Pass,
-    LowConfid,
-    Reject,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "COMPLETED",
-            Outcome::InvalidOutput => "INVALID_OUTPUT",
-            Outcome::RetryableFailed => "RETRYABLE_FAILED",
-            Outcome::NonRetryableFailed => "NON_RETRYABLE_FAILED",
-            Outcome::ToolBlocked => "TOOL_BLOCKED",
-            Outcome::Failed => "FAILED",
-            Outcome::Pass => "PASS",
-            Outcome::LowConfid => "LOW_CONFID",
-            Outcome::Reject => "REJECT",
-        }
-    }
-
-    /// A failure that the graph may retry once on the same node.
-    pub fn is_technical_failure(self) -> bool {
-        matches!(self, Outcome::InvalidOutput | Outcome::RetryableFailed)
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::vocab::graph::{NodeId, Outcome};
 
 /// One row of the routing table (DESIGN section 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,9 +143,9 @@ pub struct RouteFacts {
     /// Gatekeeper-passed bindings available to the Verifier.
     pub verified_binding_count: usize,
     /// The verdict ceiling set by the Gatekeeper (None before it ran).
-    pub ceiling: Option<crate::engine::contracts::Verdict>,
+    pub ceiling: Option<crate::vocab::contracts::Verdict>,
     /// min(model verdict, ceiling), once the Verifier completed.
-    pub effective_verdict: Option<crate::engine::contracts::Verdict>,
+    pub effective_verdict: Option<crate::vocab::contracts::Verdict>,
     /// Critical facts with no_evidence / indirect_support in facts_checked.
     pub extractable_gap_count: usize,
     /// The reason that sent the run to the fallback.
@@ -273,7 +169,7 @@ pub enum RouteError {
 
 /// The pure router: (node, outcome, facts) -> (next node, reason_code).
 pub fn route(node: NodeId, outcome: Outcome, facts: &RouteFacts) -> Result<Route, RouteError> {
-    use crate::engine::contracts::Verdict;
+    use crate::vocab::contracts::Verdict;
     use Outcome as O;
     let no_edge = || RouteError::NoEdge { node, outcome };
     let reason: &'static str = match (node, outcome) {

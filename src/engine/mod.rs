@@ -5,28 +5,24 @@
 //! bounded channel, records the run through a [`Recorder`], and returns a
 //! [`RunOutcome`].
 
-pub mod contracts;
-pub mod dto;
-pub mod evaluation;
-pub mod events;
 pub mod graph;
+pub mod invoker;
 pub mod nodes;
 pub mod prompts;
 pub mod recorder;
 mod run;
 pub mod state;
-pub mod trace;
 
-pub use events::{EngineEvent, EventKind, RunStatus};
-pub use graph::{NodeId, Outcome};
-pub use recorder::{MemoryRecorder, NullRecorder, Recorder};
+pub use recorder::{MemoryRecorder, NullRecorder};
 
-use crate::knowledge::{DomainInfo, SkillInfo};
 use crate::model::ChatModel;
 use crate::tools::ToolRegistry;
-use contracts::Verdict;
-use dto::Prerendered;
-use evaluation::SelfEvaluation;
+use crate::vocab::catalog::Catalog;
+use crate::vocab::contracts::Verdict;
+use crate::vocab::evaluation::SelfEvaluation;
+use crate::vocab::events::{EngineEvent, RunStatus};
+use crate::vocab::record::{RecordError, Recorder};
+use crate::vocab::trace::OrchestrationTrace;
 use nodes::gatekeeper::GatekeeperRules;
 use prompts::Prompts;
 use serde_json::Value;
@@ -34,7 +30,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use trace::OrchestrationTrace;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -57,40 +52,12 @@ impl Default for EngineConfig {
             max_tool_calls: 12,
             max_executor_turns: 8,
             history_limit: 5,
-            tool_permissions: crate::tools::DEFAULT_EXECUTOR_TOOLS
+            tool_permissions: crate::vocab::tool::DEFAULT_EXECUTOR_TOOLS
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
             store_recovery_timeout: Duration::from_secs(30),
         }
-    }
-}
-
-/// What the Planner may know about the tool backend, serialised once for
-/// every Planner input of the engine.
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    pub domains: Prerendered<Vec<DomainInfo>>,
-    pub skills: Prerendered<Vec<SkillInfo>>,
-    pub services: Prerendered<Vec<String>>,
-}
-
-impl Catalog {
-    pub fn new(domains: Vec<DomainInfo>, skills: Vec<SkillInfo>, services: Vec<String>) -> Self {
-        Catalog {
-            domains: domains.into(),
-            skills: skills.into(),
-            services: services.into(),
-        }
-    }
-
-    /// The catalog of a loaded pack: its domains, skills and services.
-    pub fn from_pack(pack: &crate::tools::pack::Pack) -> Self {
-        Catalog::new(
-            pack.domains.clone(),
-            pack.skill_catalog(),
-            pack.manifest.services.clone(),
-        )
     }
 }
 
@@ -193,13 +160,13 @@ impl RunOutcome {
 pub enum EngineError {
     /// The run could not even be created (store unreachable at start).
     #[error("could not start the run: {0}")]
-    Start(recorder::RecordError),
+    Start(RecordError),
     /// The run failed and its FAILED state could not be persisted within
     /// the recovery timeout; the next start marks it interrupted.
     #[error("run {run_id} failed ({reason}) and the store stayed unavailable: {store}")]
     Unpersisted {
         run_id: i64,
         reason: String,
-        store: recorder::RecordError,
+        store: RecordError,
     },
 }

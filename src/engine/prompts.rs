@@ -6,8 +6,9 @@
 //! message so that a prompt without the placeholder still sees it. The
 //! version of a prompt is a content hash, recorded in self_evaluation.
 
-use crate::engine::dto::AgentInput;
-use crate::model::{AgentRole, Message};
+use crate::model::Message;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::dto::AgentInput;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -16,13 +16,16 @@ pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text, truncate}
 pub(crate) use emit::Emitter;
 pub(crate) use glue::build_composer_input;
 
-use super::events::EventKind;
-use super::graph::{self, NodeId, Outcome};
-use super::recorder::{RecordError, RunStart};
-use super::state::{RunState, VerdictSnapshot};
-use super::trace::NodeEvent;
-use super::{Engine, EngineError, FaultInjection, RunOutcome, RunRequest, StepCommand, StepGate};
-use crate::tools::ToolInvoker;
+use crate::engine::graph;
+use crate::engine::invoker::ToolInvoker;
+use crate::engine::state::{RunState, VerdictSnapshot};
+use crate::engine::{
+    Engine, EngineError, FaultInjection, RunOutcome, RunRequest, StepCommand, StepGate,
+};
+use crate::vocab::events::EventKind;
+use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::record::{RecordError, RunStart};
+use crate::vocab::trace::NodeEvent;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -144,7 +147,7 @@ impl RunCtx<'_> {
     }
 
     async fn execute(&mut self, node: NodeId, attempt: u32) -> Result<NodeResult, Unhandled> {
-        use super::nodes;
+        use crate::engine::nodes;
         match node {
             NodeId::Planner => nodes::planner::run(self, attempt).await,
             NodeId::Executor => nodes::executor::run(self, attempt).await,

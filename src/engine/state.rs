@@ -7,25 +7,20 @@
 //! lets the route tests drive the real state through every edge without a
 //! model.
 
-use super::contracts::ComposerOutput;
-use super::contracts::{
-    ExecutorEvidence, GatekeeperResult, Lang, ParseStatus, PlannerPlan, Verdict, VerifierOutput,
+use crate::engine::graph::{Route, RouteFacts};
+use crate::vocab::agent::HistoryTurn;
+use crate::vocab::contracts::ComposerOutput;
+use crate::vocab::contracts::{
+    ExecutorEvidence, GatekeeperResult, Lang, PlannerPlan, Verdict, VerifierOutput,
 };
-use super::dto::{ComposerInput, EvidenceGap, PlannerMode, RetryContext};
-use super::graph::{NodeId, Outcome, Route, RouteFacts};
-use super::nodes::verified_input::VerifiedProjection;
-use super::recorder::HistoryTurn;
-use super::trace::NodeEvent;
-use crate::tools::ToolInvocation;
-use serde::{Deserialize, Serialize};
+use crate::vocab::dto::{
+    ComposerInput, EvidenceGap, PlannerMode, RetryContext, VerifiedProjection,
+};
+use crate::vocab::evaluation::ParseStatusRecord;
+use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::tool::ToolInvocation;
+use crate::vocab::trace::NodeEvent;
 use std::sync::Arc;
-
-/// `executor_output_parse_status` of seed 002 section 5.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ParseStatusRecord {
-    pub status: ParseStatus,
-    pub detail: String,
-}
 
 /// Run-wide totals written to the run row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -226,7 +221,7 @@ impl RunState {
 
     /// The recursion limit: a further node execution is not allowed.
     pub fn recursion_limit_reached(&self) -> bool {
-        self.counters.node_executions >= super::graph::RECURSION_LIMIT
+        self.counters.node_executions >= crate::engine::graph::RECURSION_LIMIT
     }
 }
 

@@ -6,7 +6,7 @@
 //! fenced code blocks are code, not structure. Very long sections are cut at
 //! paragraph boundaries so one section cannot drown a search result.
 
-use super::KnowledgeChunk;
+use crate::knowledge::KnowledgeChunk;
 
 /// Sections longer than this (bytes) are split at paragraph breaks.
 const MAX_CHUNK_BYTES: usize = 3000;

@@ -6,7 +6,8 @@
 //! documents' own `when_to_retrieve` lines joined, so a pack author only has
 //! to annotate runbooks.
 
-use super::{DomainInfo, KnowledgeDoc};
+use crate::knowledge::KnowledgeDoc;
+use crate::vocab::catalog::DomainInfo;
 use std::collections::BTreeMap;
 
 /// Domain-level metadata from `_domain.md`.

@@ -6,8 +6,8 @@
 //! (not through tantivy's query parser) because the query text comes from a
 //! model and must not be able to inject query syntax or fail to parse.
 
-use super::KnowledgeChunk;
-use super::tokenizer::{MixedTokenizer, tokenize};
+use crate::knowledge::KnowledgeChunk;
+use crate::knowledge::tokenizer::{MixedTokenizer, tokenize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use tantivy::collector::TopDocs;

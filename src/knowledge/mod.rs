@@ -15,23 +15,6 @@ pub use skills::Skill;
 
 use serde::{Deserialize, Serialize};
 
-/// One knowledge domain, as the Planner's domain map and the
-/// knowledge_domain table see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DomainInfo {
-    pub domain: String,
-    pub description: String,
-    pub when_to_retrieve: String,
-    pub document_count: usize,
-}
-
-/// One entry of the skill catalog the Planner sees (name + description only).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillInfo {
-    pub name: String,
-    pub description: String,
-}
-
 /// A loaded knowledge document (one markdown file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KnowledgeDoc {

@@ -10,50 +10,13 @@ pub mod offline;
 pub mod openai;
 pub mod scripted;
 
-use crate::engine::dto::AgentInput;
-use crate::tools::ToolSpec;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::dto::AgentInput;
+use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fmt;
 use std::sync::Arc;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentRole {
-    Planner,
-    Executor,
-    Verifier,
-    Composer,
-}
-
-impl AgentRole {
-    pub const ALL: [AgentRole; 4] = [
-        AgentRole::Planner,
-        AgentRole::Executor,
-        AgentRole::Verifier,
-        AgentRole::Composer,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentRole::Planner => "planner",
-            AgentRole::Executor => "executor",
-            AgentRole::Verifier => "verifier",
-            AgentRole::Composer => "composer",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<AgentRole> {
-        AgentRole::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-}
-
-impl fmt::Display for AgentRole {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

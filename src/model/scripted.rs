@@ -11,11 +11,11 @@
 //!
 //! OWNER: engine helper.
 
-use super::{
-    AgentRole, ChatModel, ChatRequest, ChatResponse, FinishReason, ModelError, ModelErrorKind,
-    ToolCall, Usage,
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, FinishReason, ModelError, ModelErrorKind, ToolCall, Usage,
 };
-use crate::engine::recorder::Recorder;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::record::Recorder;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

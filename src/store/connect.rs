@@ -6,9 +6,9 @@
 //! until its acquire timeout and then reports only "timed out", which
 //! would hide whether the server is down or the password is wrong.
 
-use super::StoreError;
-use super::db::Db;
-use crate::engine::recorder::RecordError;
+use crate::store::StoreError;
+use crate::store::db::Db;
+use crate::vocab::record::RecordError;
 use sqlx::ConnectOptions;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};

@@ -8,9 +8,9 @@
 //! case. Marking the same run useful again returns the existing case;
 //! marking it not_useful withdraws the automatic case.
 
-use super::connect::query_error;
-use super::db::{InsertId, RowExt, now_ms, random_hex, with_pool};
-use super::{Store, StoreError};
+use crate::store::connect::query_error;
+use crate::store::db::{InsertId, RowExt, now_ms, random_hex, with_pool};
+use crate::store::{Store, StoreError};
 use serde_json::Value;
 
 const RUN: &str =

@@ -8,12 +8,12 @@
 //! A failed write puts the events back; rows are keyed by (run_id, seq) and
 //! written insert-or-ignore, so writing them again never duplicates.
 
-use super::Store;
-use super::StoreError;
-use super::connect::one_line;
-use super::db::{Db, to_i64, with_pool};
-use crate::engine::events::{EngineEvent, EventKind};
-use crate::engine::recorder::RecordError;
+use crate::store::Store;
+use crate::store::StoreError;
+use crate::store::connect::one_line;
+use crate::store::db::{Db, to_i64, with_pool};
+use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::record::RecordError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};

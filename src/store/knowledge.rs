@@ -6,11 +6,12 @@
 //! upsert syntax; a concurrent sync of the same pack that wins the race
 //! simply leaves its (identical) rows.
 
-use super::connect::{one_line, query_error};
-use super::db::{RowExt, now_ms, to_i64, with_pool};
-use super::{Store, StoreError};
-use crate::knowledge::{DomainInfo, KnowledgeDoc};
+use crate::knowledge::KnowledgeDoc;
+use crate::store::connect::{one_line, query_error};
+use crate::store::db::{RowExt, now_ms, to_i64, with_pool};
+use crate::store::{Store, StoreError};
 use crate::tools::pack::Pack;
+use crate::vocab::catalog::DomainInfo;
 use serde::{Deserialize, Serialize};
 
 const FIND_DOC: &str = "SELECT id FROM api_document WHERE pack_name = ? AND file_name = ?";

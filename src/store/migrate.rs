@@ -5,9 +5,9 @@
 //! newest this binary knows: a database written by a newer diagraph is
 //! refused with [`StoreError::TooNew`] instead of being half-understood.
 
-use super::StoreError;
-use super::connect::classify;
-use super::db::{Db, RowExt, with_pool};
+use crate::store::StoreError;
+use crate::store::connect::classify;
+use crate::store::db::{Db, RowExt, with_pool};
 use sqlx::migrate::{MigrateError, Migrator};
 
 static SQLITE: Migrator = sqlx::migrate!("migrations/sqlite");

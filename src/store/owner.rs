@@ -8,9 +8,9 @@
 //! by another host cannot be probed; they are swept once they are older
 //! than [`FOREIGN_HOST_GRACE_MS`], far beyond any bounded run.
 
-use super::StoreError;
-use super::connect::query_error;
-use super::db::{Db, RowExt, now_ms, with_pool};
+use crate::store::StoreError;
+use crate::store::connect::query_error;
+use crate::store::db::{Db, RowExt, now_ms, with_pool};
 use std::sync::OnceLock;
 
 /// Runs of another host are left alone this long (30 minutes).

@@ -8,15 +8,14 @@
 //! under the same (run_id, seq) returns its existing id, and journal events
 //! are insert-or-ignore.
 
-use super::Store;
-use super::connect::{one_line, record_error};
-use super::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
-use super::journal::{self, insert_events};
-use crate::engine::events::{EngineEvent, RunStatus};
-use crate::engine::recorder::{
-    AgentStep, HistoryTurn, RecordError, Recorder, RunFinish, RunHandle, RunStart,
-};
-use crate::tools::{InvocationId, LOOKUP_KNOWLEDGE, ToolInvocation};
+use crate::store::Store;
+use crate::store::connect::{one_line, record_error};
+use crate::store::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
+use crate::store::journal::{self, insert_events};
+use crate::vocab::agent::HistoryTurn;
+use crate::vocab::events::{EngineEvent, RunStatus};
+use crate::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
+use crate::vocab::tool::{InvocationId, LOOKUP_KNOWLEDGE, ToolInvocation};
 use async_trait::async_trait;
 
 // A run never updates its session row: concurrent runs of one session each

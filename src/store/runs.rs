@@ -1,9 +1,9 @@
 //! Run lists (`diagraph runs`) and single-run lookups shared by the trace
 //! projection and feedback.
 
-use super::connect::query_error;
-use super::db::{RowExt, ms_to_rfc3339, to_i64, with_pool};
-use super::{RunSummary, Store, StoreError};
+use crate::store::connect::query_error;
+use crate::store::db::{RowExt, ms_to_rfc3339, to_i64, with_pool};
+use crate::store::{RunSummary, Store, StoreError};
 
 const LIST: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
      total_duration_ms, query, created_at FROM diagnosis_run WHERE agent_flow = 'CHAT' \

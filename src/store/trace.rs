@@ -7,12 +7,12 @@
 //! Stored JSON columns come back as JSON; a column that no longer parses
 //! is returned as its raw text rather than failing the whole trace.
 
-use super::connect::query_error;
-use super::db::{RowExt, ms_to_rfc3339, with_pool};
-use super::journal;
-use super::{Store, StoreError};
-use crate::engine::events::{EngineEvent, EventKind};
-use crate::engine::trace::OrchestrationTrace;
+use crate::store::connect::query_error;
+use crate::store::db::{RowExt, ms_to_rfc3339, with_pool};
+use crate::store::journal;
+use crate::store::{Store, StoreError};
+use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::trace::OrchestrationTrace;
 use serde_json::{Map, Value, json};
 
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \

@@ -7,73 +7,18 @@
 //! refs are what the Gatekeeper checks bindings against, so tool *text* is
 //! never trusted: it is only ever copied into refs, never interpreted.
 //!
-//! [`invoker::ToolInvoker`] wraps the registry for one run: permission
-//! checks, dedup of repeated queries, timing and recording.
+//! The run's tool invoker (`engine::invoker`) wraps the registry for one
+//! run: permission checks, dedup of repeated queries, timing and recording.
 
-pub mod invoker;
 pub mod pack;
 pub mod prometheus;
 pub mod registry;
 
-pub use invoker::ToolInvoker;
 pub use registry::ToolRegistry;
 
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, ToolSpec};
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-pub const QUERY_METRICS: &str = "query_metrics";
-pub const QUERY_LOGS: &str = "query_logs";
-pub const LOOKUP_KNOWLEDGE: &str = "lookup_knowledge";
-pub const READ_SKILL: &str = "read_skill";
-
-/// The tools an Executor may use unless a scenario narrows the set.
-pub const DEFAULT_EXECUTOR_TOOLS: [&str; 4] =
-    [QUERY_METRICS, QUERY_LOGS, LOOKUP_KNOWLEDGE, READ_SKILL];
-
-pub type InvocationId = i64;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceStatus {
-    Supported,
-    NoEvidence,
-    Deduped,
-    Failed,
-}
-
-impl EvidenceStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvidenceStatus::Supported => "supported",
-            EvidenceStatus::NoEvidence => "no_evidence",
-            EvidenceStatus::Deduped => "deduped",
-            EvidenceStatus::Failed => "failed",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EvidenceRef {
-    pub raw_path: String,
-    pub text: String,
-}
-
-/// Stored as `tool_invocation.retrieval_details`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RetrievalDetails {
-    pub evidence_status: EvidenceStatus,
-    pub evidence_refs: Vec<EvidenceRef>,
-    /// For `deduped`: the earlier invocation that already answered this query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deduped_from: Option<InvocationId>,
-    /// The tool was refused by the permission layer.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub blocked: bool,
-    /// Knowledge domains the results came from (lookup_knowledge).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retrieved_domains: Vec<String>,
-}
 
 /// What a tool hands back: the JSON body the model sees plus the refs.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +39,7 @@ impl ToolOutput {
             body: serde_json::json!({ "no_evidence": text.clone(), "total": 0 }),
             evidence_status: EvidenceStatus::NoEvidence,
             evidence_refs: vec![EvidenceRef {
-                raw_path: crate::engine::contracts::NO_EVIDENCE_PATH.into(),
+                raw_path: crate::vocab::contracts::NO_EVIDENCE_PATH.into(),
                 text,
             }],
             retrieved_domains: vec![],
@@ -114,97 +59,8 @@ pub enum ToolError {
     Backend(String),
 }
 
-/// The static description of a tool; the OpenAI provider turns
-/// `parameters` (a JSON schema) into a function definition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
-}
-
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError>;
-}
-
-/// One recorded tool invocation of a run, as the Gatekeeper, the store and
-/// the TUI see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolInvocation {
-    /// Database-generated id (or the in-memory recorder's counter).
-    pub id: InvocationId,
-    pub run_id: i64,
-    pub step_id: Option<i64>,
-    /// Per-run event order, shared with agent steps.
-    pub seq: u32,
-    pub tool_name: String,
-    pub input_params: Value,
-    /// The body the model saw, truncated for storage.
-    pub output_preview: String,
-    pub output_length: usize,
-    pub is_truncated: bool,
-    pub retrieval_details: RetrievalDetails,
-    pub dedup_reason: Option<String>,
-    pub duration_ms: u64,
-    pub success: bool,
-    pub error_message: Option<String>,
-}
-
-impl ToolInvocation {
-    /// An empty, evidence-less invocation owned by `run_id`. Recorders use it
-    /// to mint an id that belongs to another run (`{{invocation:foreign}}`).
-    pub fn placeholder(run_id: i64, seq: u32) -> ToolInvocation {
-        ToolInvocation {
-            id: 0,
-            run_id,
-            step_id: None,
-            seq,
-            tool_name: QUERY_LOGS.into(),
-            input_params: Value::Object(Map::new()),
-            output_preview: String::new(),
-            output_length: 0,
-            is_truncated: false,
-            retrieval_details: RetrievalDetails {
-                evidence_status: EvidenceStatus::NoEvidence,
-                evidence_refs: vec![],
-                deduped_from: None,
-                blocked: false,
-                retrieved_domains: vec![],
-            },
-            dedup_reason: None,
-            duration_ms: 0,
-            success: true,
-            error_message: None,
-        }
-    }
-
-    /// A short human summary of the query, e.g. `service=payment-service keyword=timeout`.
-    pub fn query_summary(&self) -> String {
-        summarize_args(&self.input_params)
-    }
-}
-
-/// `k=v` pairs of a tool's arguments in key order, for display and refs.
-pub fn summarize_args(args: &Value) -> String {
-    match args {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            keys.iter()
-                .map(|k| {
-                    let v = &m[*k];
-                    let v = match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    format!("{k}={v}")
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
 }

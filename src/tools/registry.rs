@@ -6,8 +6,9 @@
 //! share of a run. For the same reason the list the Planner is shown is
 //! serialised once per permission set.
 
-use super::{Tool, ToolSpec};
-use crate::prerendered::Prerendered;
+use crate::tools::Tool;
+use crate::vocab::prerendered::Prerendered;
+use crate::vocab::tool::ToolSpec;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 

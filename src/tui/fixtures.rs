@@ -4,12 +4,12 @@
 //! are built with the real event types, so a change in the event schema
 //! breaks them at compile time.
 
-use crate::engine::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
-use crate::engine::events::{EngineEvent, EventKind, RunStatus};
-use crate::engine::graph::{NodeId, Outcome};
-use crate::engine::trace::{NodeEvent, build_trace};
-use crate::model::AgentRole;
-use crate::tools::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use crate::vocab::agent::AgentRole;
+use crate::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
+use crate::vocab::events::{EngineEvent, EventKind, RunStatus};
+use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use crate::vocab::trace::{NodeEvent, build_trace};
 use std::sync::Arc;
 
 /// Builds one run's events with gapless seq numbers and a fake clock.

@@ -7,11 +7,11 @@
 //! "state + keys -> state" test.
 
 use crate::engine::StepCommand;
-use crate::engine::events::{EngineEvent, EventKind};
 use crate::store::RunSummary;
 use crate::tui::keymap::{Action, Context};
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Popup};
 use crate::tui::view::detail;
+use crate::vocab::events::{EngineEvent, EventKind};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::path::PathBuf;
 

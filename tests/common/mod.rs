@@ -4,16 +4,18 @@
 #![allow(dead_code)]
 
 use async_trait::async_trait;
-use diagraph::engine::events::EventKind;
-use diagraph::engine::graph::{NodeId, Outcome};
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Catalog, Engine, EngineConfig, MemoryRecorder, RunOutcome};
+use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome};
 use diagraph::model::scripted::{ScriptEntry, ScriptedModel, UncoveredModel};
-use diagraph::model::{AgentRole, ChatModel, ChatRequest, ChatResponse, ModelError};
+use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use diagraph::scenario::Scenario;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::catalog::Catalog;
+use diagraph::vocab::events::EventKind;
+use diagraph::vocab::graph::{NodeId, Outcome};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -135,7 +137,7 @@ pub fn of_role(reqs: &[ChatRequest], role: AgentRole) -> Vec<ChatRequest> {
     reqs.iter().filter(|r| r.role() == role).cloned().collect()
 }
 
-pub fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::engine::contracts::GatekeeperResult> {
+pub fn gatekeeper_results(out: &RunOutcome) -> Vec<diagraph::vocab::contracts::GatekeeperResult> {
     out.events
         .iter()
         .filter_map(|e| match &e.kind {

@@ -7,15 +7,16 @@
 
 pub mod realdata;
 
-use diagraph::engine::contracts::{
+use diagraph::model::offline::OfflineModel;
+use diagraph::model::{ChatRequest, ChatResponse, Message, ScriptContext};
+use diagraph::tools::ToolOutput;
+use diagraph::vocab::catalog::{DomainInfo, SkillInfo};
+use diagraph::vocab::contracts::{
     ComposerOutput, ExecutorEvidence, Lang, PlannerPlan, Verdict, VerifierOutput,
     parse_composer_output, parse_executor_evidence, parse_planner_plan, parse_verifier_output,
 };
-use diagraph::engine::dto::*;
-use diagraph::knowledge::{DomainInfo, SkillInfo};
-use diagraph::model::offline::OfflineModel;
-use diagraph::model::{ChatRequest, ChatResponse, Message, ScriptContext};
-use diagraph::tools::{ToolOutput, ToolSpec, summarize_args};
+use diagraph::vocab::dto::*;
+use diagraph::vocab::tool::{ToolSpec, summarize_args};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -160,7 +161,7 @@ impl FakeBackend {
                 let refs = items
                     .iter()
                     .enumerate()
-                    .map(|(i, a)| diagraph::tools::EvidenceRef {
+                    .map(|(i, a)| diagraph::vocab::tool::EvidenceRef {
                         raw_path: format!("$.alerts[{i}]"),
                         text: format!(
                             "alertname={} service={} severity={} state={} value={} active_for=25m since={} summary={}",
@@ -176,7 +177,7 @@ impl FakeBackend {
                     .collect();
                 ToolOutput {
                     body: json!({"alerts": items, "total": items.len()}),
-                    evidence_status: diagraph::tools::EvidenceStatus::Supported,
+                    evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                 }
@@ -200,7 +201,7 @@ impl FakeBackend {
                 let refs = items
                     .iter()
                     .enumerate()
-                    .map(|(i, l)| diagraph::tools::EvidenceRef {
+                    .map(|(i, l)| diagraph::vocab::tool::EvidenceRef {
                         raw_path: format!("$.logs[{i}]"),
                         text: format!(
                             "{} {} {} {}",
@@ -213,7 +214,7 @@ impl FakeBackend {
                     .collect();
                 ToolOutput {
                     body: json!({"logs": items, "total": items.len(), "truncated": false}),
-                    evidence_status: diagraph::tools::EvidenceStatus::Supported,
+                    evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                 }
@@ -226,7 +227,7 @@ impl FakeBackend {
                     .knowledge
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| diagraph::tools::EvidenceRef {
+                    .map(|(i, b)| diagraph::vocab::tool::EvidenceRef {
                         raw_path: format!("$.evidence_blocks[{i}]"),
                         text: format!(
                             "[{}] {} > {}: {}",
@@ -239,14 +240,14 @@ impl FakeBackend {
                     .collect();
                 ToolOutput {
                     body: json!({"evidence_blocks": self.knowledge, "total": self.knowledge.len()}),
-                    evidence_status: diagraph::tools::EvidenceStatus::Supported,
+                    evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec!["runbooks".into()],
                 }
             }
             _ => ToolOutput {
                 body: json!({"skill": {"name": arg("name"), "description": "", "body": "steps"}}),
-                evidence_status: diagraph::tools::EvidenceStatus::Supported,
+                evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                 evidence_refs: vec![],
                 retrieved_domains: vec![],
             },

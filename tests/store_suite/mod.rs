@@ -28,13 +28,15 @@ macro_rules! each_store_check {
 pub mod scenarios;
 pub mod synthetic;
 
-use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
-use diagraph::engine::recorder::{AgentStep, RunFinish, RunStart};
-use diagraph::engine::{NodeId, Recorder};
 use diagraph::knowledge::chunk::chunk_markdown;
-use diagraph::knowledge::{DomainInfo, KnowledgeDoc, KnowledgeIndex};
+use diagraph::knowledge::{KnowledgeDoc, KnowledgeIndex};
 use diagraph::store::{ProcessOwner, Store, StoreError};
 use diagraph::tools::pack::{Pack, PackManifest};
+use diagraph::vocab::catalog::DomainInfo;
+use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::record::Recorder;
+use diagraph::vocab::record::{AgentStep, RunFinish, RunStart};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use synthetic::pass_run;

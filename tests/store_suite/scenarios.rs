@@ -3,16 +3,18 @@
 //! verdicts and gatekeeper result the engine produced, and replaying the
 //! stored run rebuilds exactly the event sequence the live run emitted.
 
-use diagraph::engine::events::EventKind;
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Catalog, Engine, EngineConfig, Recorder, RunOutcome};
+use diagraph::engine::{Engine, EngineConfig, RunOutcome};
 use diagraph::model::offline::OfflineModel;
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::store::Store;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
+use diagraph::vocab::catalog::Catalog;
+use diagraph::vocab::events::EventKind;
+use diagraph::vocab::record::Recorder;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

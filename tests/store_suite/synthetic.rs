@@ -5,15 +5,16 @@
 
 #![allow(dead_code)]
 
-use diagraph::engine::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
-use diagraph::engine::contracts::{Lang, Verdict};
-use diagraph::engine::evaluation::SelfEvaluation;
-use diagraph::engine::events::{EngineEvent, EventKind, RunStatus};
-use diagraph::engine::recorder::{AgentStep, RunFinish, RunHandle, RunStart};
-use diagraph::engine::trace::{NodeEvent, build_trace};
-use diagraph::engine::{NodeId, Outcome, Recorder};
-use diagraph::model::AgentRole;
-use diagraph::tools::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
+use diagraph::vocab::contracts::{Lang, Verdict};
+use diagraph::vocab::evaluation::SelfEvaluation;
+use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::graph::{NodeId, Outcome};
+use diagraph::vocab::record::Recorder;
+use diagraph::vocab::record::{AgentStep, RunFinish, RunHandle, RunStart};
+use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::trace::{NodeEvent, build_trace};
 use serde_json::json;
 
 pub struct RecordedRun {

@@ -7,13 +7,13 @@
 //! fact check, or with any contradicted or no_evidence fact, is not
 //! allowed: silence from the Verifier is not permission.
 
-use super::evidence_retry::extract_gaps;
-use super::gatekeeper::NormText;
-use crate::engine::contracts::{
+use crate::engine::nodes::evidence_retry::extract_gaps;
+use crate::engine::nodes::gatekeeper::NormText;
+use crate::vocab::contracts::{
     Claim, ExecutorEvidence, FactCheck, Lang, NO_EVIDENCE_PATH, Verdict, Verification,
     VerifierOutput,
 };
-use crate::engine::dto::{AllowedClaim, ComposerInput, EvidenceGap, VerifiedEvidence};
+use crate::vocab::dto::{AllowedClaim, ComposerInput, EvidenceGap, VerifiedEvidence};
 
 pub fn build_composer_input(
     query: &str,
@@ -130,7 +130,7 @@ fn gap_line(lang: Lang, gap: &EvidenceGap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::contracts::{Hypothesis, RecommendedAction};
+    use crate::vocab::contracts::{Hypothesis, RecommendedAction};
 
     fn claim(id: &str, ty: &str, text: &str) -> Claim {
         Claim {

@@ -5,11 +5,11 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::contracts::{Verdict, find_overstatement, parse_composer_output};
-use crate::engine::dto::AgentInput;
-use crate::engine::graph::Outcome;
 use crate::engine::nodes::fallback;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled, build_composer_input, invalid};
+use crate::vocab::contracts::{Verdict, find_overstatement, parse_composer_output};
+use crate::vocab::dto::AgentInput;
+use crate::vocab::graph::Outcome;
 use std::sync::Arc;
 
 pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult, Unhandled> {

@@ -7,13 +7,13 @@
 //! not the Verifier, decides what a gap is: a critical fact whose
 //! verification is no_evidence or indirect_support.
 
-use super::gatekeeper::NormText;
-use super::verified_input::VerifiedProjection;
-use crate::engine::contracts::{Lang, Verification, VerifierOutput};
-use crate::engine::dto::{
+use crate::engine::nodes::gatekeeper::NormText;
+use crate::vocab::contracts::{Lang, Verification, VerifierOutput};
+use crate::vocab::dto::VerifiedProjection;
+use crate::vocab::dto::{
     CompletedQuery, EvidenceGap, PlannerMode, PlannerRetryView, RetryConstraints, RetryContext,
 };
-use crate::tools::{EvidenceStatus, ToolInvocation};
+use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use std::borrow::Borrow;
 
 /// Model text copied into a gap is capped: a gap names a fact, it does not
@@ -162,8 +162,8 @@ pub fn planner_view(ctx: &RetryContext) -> PlannerRetryView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::contracts::{Claim, ExecutorEvidence, FactCheck, Verdict};
-    use crate::tools::{EvidenceRef, RetrievalDetails};
+    use crate::vocab::contracts::{Claim, ExecutorEvidence, FactCheck, Verdict};
+    use crate::vocab::tool::{EvidenceRef, RetrievalDetails};
     use serde_json::json;
 
     fn fact(

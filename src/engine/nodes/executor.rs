@@ -11,14 +11,14 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
-use crate::engine::dto::{AgentInput, ExecutorInput, PlannerMode};
-use crate::engine::events::EventKind;
-use crate::engine::graph::Outcome;
+use crate::engine::invoker::unexecuted_message;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled, rendered_input, step_text, truncate};
-use crate::engine::state::ParseStatusRecord;
 use crate::model::{FinishReason, Message, ModelError};
-use crate::tools::invoker::unexecuted_message;
+use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
+use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};
+use crate::vocab::evaluation::ParseStatusRecord;
+use crate::vocab::events::EventKind;
+use crate::vocab::graph::Outcome;
 use std::sync::Arc;
 
 /// Sent once the tool budget is spent, with no tools offered.

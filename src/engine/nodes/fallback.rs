@@ -9,9 +9,9 @@
 //! "found nothing" result read as "ruled out": any model-written line with
 //! an over-statement phrase is replaced by a code-made sentence or dropped.
 
-use crate::engine::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verification};
-use crate::engine::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
-use crate::tools::{EvidenceStatus, ToolInvocation};
+use crate::vocab::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verification};
+use crate::vocab::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
+use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 

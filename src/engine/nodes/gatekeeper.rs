@@ -18,11 +18,11 @@ mod rules;
 pub use excerpt::{NormText, Unsupported, supports};
 pub use rules::{ExcerptParams, GatekeeperRules, RuleDef, RuleId};
 
-use crate::engine::contracts::{
+use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, Claim, EXECUTOR_ANSWER_VERSION, EvidenceBinding,
     ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, Severity,
 };
-use crate::tools::{EvidenceRef, EvidenceStatus, ToolInvocation};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, ToolInvocation};
 use regex::Regex;
 use rules::Resolved;
 use std::borrow::Borrow;

@@ -4,11 +4,11 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::contracts::parse_planner_plan;
-use crate::engine::dto::{AgentInput, PlannerInput, PlannerMode};
-use crate::engine::graph::Outcome;
 use crate::engine::nodes::evidence_retry;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled};
+use crate::vocab::contracts::parse_planner_plan;
+use crate::vocab::dto::{AgentInput, PlannerInput, PlannerMode};
+use crate::vocab::graph::Outcome;
 
 pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
     let s = &ctx.state;

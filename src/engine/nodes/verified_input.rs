@@ -11,20 +11,12 @@
 //! ref text the Gatekeeper resolved, never the Executor's excerpt, and
 //! unverified bindings on recommended actions are stripped.
 
-use crate::engine::contracts::{
+use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, Claim, EvidenceBinding, ExecutorEvidence, GatekeeperResult,
     Verdict, normalize_gatekeeper,
 };
-use crate::engine::dto::VerifiedEvidence;
-use crate::engine::graph::Outcome;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct VerifiedProjection {
-    pub verified_output: ExecutorEvidence,
-    pub verified_evidence: Vec<VerifiedEvidence>,
-    pub verified_binding_count: usize,
-    pub ceiling: Verdict,
-}
+use crate::vocab::dto::{VerifiedEvidence, VerifiedProjection};
+use crate::vocab::graph::Outcome;
 
 pub fn project(output: &ExecutorEvidence, result: &GatekeeperResult) -> VerifiedProjection {
     let mut used = vec![false; result.checked_bindings.len()];
@@ -128,7 +120,7 @@ fn partner(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::contracts::{Hypothesis, RecommendedAction};
+    use crate::vocab::contracts::{Hypothesis, RecommendedAction};
 
     fn binding(id: Option<i64>, path: Option<&str>, excerpt: &str) -> EvidenceBinding {
         EvidenceBinding {

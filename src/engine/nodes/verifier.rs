@@ -6,11 +6,11 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::contracts::{Verdict, parse_verifier_output};
-use crate::engine::dto::{AgentInput, GatekeeperSummary, VerifierInput};
-use crate::engine::graph::Outcome;
 use crate::engine::nodes::evidence_retry;
 use crate::engine::run::{NodeResult, RunCtx, Unhandled};
+use crate::vocab::contracts::{Verdict, parse_verifier_output};
+use crate::vocab::dto::{AgentInput, GatekeeperSummary, VerifierInput};
+use crate::vocab::graph::Outcome;
 
 pub(crate) fn build_input(ctx: &RunCtx<'_>) -> Result<VerifierInput, Unhandled> {
     let s = &ctx.state;

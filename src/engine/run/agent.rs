@@ -2,14 +2,14 @@
 //! step plus a ModelCalled event, and the mapping of a model answer to a
 //! node outcome.
 
-use super::{RunCtx, Unhandled};
-use crate::engine::contracts::ParseFailure;
-use crate::engine::dto::AgentInput;
-use crate::engine::events::EventKind;
-use crate::engine::graph::Outcome;
-use crate::engine::recorder::AgentStep;
+use crate::engine::run::{RunCtx, Unhandled};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
-use crate::tools::ToolSpec;
+use crate::vocab::contracts::ParseFailure;
+use crate::vocab::dto::AgentInput;
+use crate::vocab::events::EventKind;
+use crate::vocab::graph::Outcome;
+use crate::vocab::record::AgentStep;
+use crate::vocab::tool::ToolSpec;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,7 +52,7 @@ pub(crate) fn rendered_input(messages: &[Message]) -> &str {
 }
 
 pub(crate) fn truncate(text: &str, limit: usize) -> String {
-    crate::tools::invoker::truncate_text(text, limit)
+    crate::engine::invoker::truncate_text(text, limit)
 }
 
 /// Text as an agent_step row keeps it.
@@ -218,8 +218,8 @@ pub(crate) fn invalid(detail: &str) -> NodeResult {
     }
 }
 
-pub(crate) fn parse_status_str(status: crate::engine::contracts::ParseStatus) -> &'static str {
-    use crate::engine::contracts::ParseStatus;
+pub(crate) fn parse_status_str(status: crate::vocab::contracts::ParseStatus) -> &'static str {
+    use crate::vocab::contracts::ParseStatus;
     match status {
         ParseStatus::Valid => "valid",
         ParseStatus::Missing => "missing",

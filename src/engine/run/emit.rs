@@ -5,8 +5,8 @@
 //! not-yet-persisted tail can be retried and the outcome still carries the
 //! full sequence.
 
-use crate::engine::events::{EngineEvent, EventKind};
-use crate::engine::recorder::{RecordError, Recorder};
+use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::record::{RecordError, Recorder};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc;

@@ -2,12 +2,12 @@
 //! RunFinished; and on an unhandled failure, best-effort persistence of the
 //! events so far with bounded exponential back-off.
 
-use super::{RunCtx, Unhandled};
-use crate::engine::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
-use crate::engine::events::{EventKind, RunStatus};
-use crate::engine::recorder::{RecordError, RunFinish};
-use crate::engine::trace::{OrchestrationTrace, build_trace};
+use crate::engine::run::{RunCtx, Unhandled};
 use crate::engine::{EngineError, RunOutcome};
+use crate::vocab::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
+use crate::vocab::events::{EventKind, RunStatus};
+use crate::vocab::record::{RecordError, RunFinish};
+use crate::vocab::trace::{OrchestrationTrace, build_trace};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -2,11 +2,12 @@
 //! EvidenceRetry and Fallback. Their logic lives in `engine::nodes`; this
 //! file only reads the run state, calls it and stores the result.
 
-use super::{NodeResult, RunCtx, Unhandled, result};
-use crate::engine::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
-use crate::engine::events::EventKind;
-use crate::engine::graph::{Outcome, is_post_verifier_fallback};
+use crate::engine::graph::is_post_verifier_fallback;
 use crate::engine::nodes::{allowed, evidence_retry, fallback, gatekeeper, verified_input};
+use crate::engine::run::{NodeResult, RunCtx, Unhandled, result};
+use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
+use crate::vocab::events::EventKind;
+use crate::vocab::graph::Outcome;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -118,19 +119,19 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
 }
 
 /// The Composer's whitelist input, from the Verifier-allowed material only.
-pub(crate) fn build_composer_input(ctx: &RunCtx<'_>) -> crate::engine::dto::ComposerInput {
+pub(crate) fn build_composer_input(ctx: &RunCtx<'_>) -> crate::vocab::dto::ComposerInput {
     let s = &ctx.state;
     let verdict = s
         .effective_verdict
-        .unwrap_or(crate::engine::contracts::Verdict::Reject);
-    let empty_output = crate::engine::contracts::ExecutorEvidence::default();
+        .unwrap_or(crate::vocab::contracts::Verdict::Reject);
+    let empty_output = crate::vocab::contracts::ExecutorEvidence::default();
     let (output, evidence) = match &s.verified {
         Some(p) => (&p.verified_output, p.verified_evidence.as_slice()),
         None => (&empty_output, &[][..]),
     };
     match &s.verifier_output {
         Some(v) => allowed::build_composer_input(&s.question, s.lang, verdict, output, evidence, v),
-        None => crate::engine::dto::ComposerInput {
+        None => crate::vocab::dto::ComposerInput {
             original_query: s.question.clone(),
             lang: s.lang,
             verdict,

@@ -7,10 +7,12 @@
 //! binds both. Runbook text becomes hypotheses and actions, never claims.
 //! Every binding's excerpt is the ref text itself.
 
-use super::evidence::{AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank};
-use super::text::{clean, contains_ci, literal_pieces};
-use crate::engine::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
-use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use crate::model::offline::evidence::{
+    AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank,
+};
+use crate::model::offline::text::{clean, contains_ci, literal_pieces};
+use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;

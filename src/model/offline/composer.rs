@@ -9,13 +9,13 @@
 //! over-statement phrase that reached the text through quoted tool text is
 //! scrubbed before the answer leaves.
 
-use super::text::clean;
-use crate::engine::contracts::{
+use crate::model::offline::text::clean;
+use crate::vocab::contracts::{
     ComposerAction, ComposerOutput, Lang, OVERSTATEMENT_PHRASES, Verdict, Verification,
     find_overstatement,
 };
-use crate::engine::dto::{AllowedClaim, ComposerInput};
-use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use crate::vocab::dto::{AllowedClaim, ComposerInput};
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use std::fmt::Write;
 
 pub fn compose(input: &ComposerInput) -> ComposerOutput {

@@ -8,8 +8,8 @@
 //! tokens) or look like service names; alert names are CamelCase words that
 //! read like alerts. Nothing here knows the shipped pack.
 
-pub use super::symptoms::{SYMPTOMS, Symptom};
-use super::text::{contains_word, is_han};
+pub use crate::model::offline::symptoms::{SYMPTOMS, Symptom};
+use crate::model::offline::text::{contains_word, is_han};
 use regex::Regex;
 use std::sync::LazyLock;
 

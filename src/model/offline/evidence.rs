@@ -7,9 +7,9 @@
 //! or odd, the ref text is parsed instead. Nothing in tool text is ever
 //! interpreted as an instruction: it is data to group and quote.
 
-use super::text::{clean, field, leading_timestamp, ref_fields, template};
-use crate::engine::contracts::NO_EVIDENCE_PATH;
-use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, summarize_args};
+use crate::model::offline::text::{clean, field, leading_timestamp, ref_fields, template};
+use crate::vocab::contracts::NO_EVIDENCE_PATH;
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, summarize_args};
 use serde_json::Value;
 use std::collections::BTreeSet;
 

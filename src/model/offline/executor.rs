@@ -8,14 +8,14 @@
 //! EVIDENCE_GAP_ONLY round the answer is the full snapshot: the prior
 //! verified claims unchanged, then the new ones.
 
-use super::claims::{self, Draft};
-use super::entities;
-use super::evidence::{self, Collected};
-use super::planner::{self, query_key};
-use crate::engine::contracts::{EXECUTOR_ANSWER_VERSION, ExecutorEvidence, PlannedQuery};
-use crate::engine::dto::{ExecutorInput, PlannerInput, PlannerMode};
+use crate::model::offline::claims::{self, Draft};
+use crate::model::offline::entities;
+use crate::model::offline::evidence::{self, Collected};
+use crate::model::offline::planner::{self, query_key};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ToolCall};
-use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use crate::vocab::contracts::{EXECUTOR_ANSWER_VERSION, ExecutorEvidence, PlannedQuery};
+use crate::vocab::dto::{ExecutorInput, PlannerInput, PlannerMode};
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -107,7 +107,7 @@ fn first_calls(
         queries = planner::plan(&derived).queries;
         if let Some(skill) = &input.selected_skill {
             queries.push(PlannedQuery {
-                tool: crate::tools::READ_SKILL.into(),
+                tool: crate::vocab::tool::READ_SKILL.into(),
                 arguments: json!({ "name": skill })
                     .as_object()
                     .cloned()
@@ -236,7 +236,7 @@ fn final_text(input: &ExecutorInput, results: &[Value], narrow: bool) -> String 
         }
     }
     if input.retry_context.is_some() && results.is_empty() {
-        let note = if input.lang == crate::engine::contracts::Lang::Zh {
+        let note = if input.lang == crate::vocab::contracts::Lang::Zh {
             "补证据轮次没有可执行的新查询，证据缺口仍未补齐"
         } else {
             "The evidence-gap round had no new query to run; the gaps remain open"

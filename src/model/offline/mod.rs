@@ -26,8 +26,8 @@ mod symptoms;
 pub mod text;
 pub mod verifier;
 
-use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
-use crate::engine::dto::AgentInput;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::vocab::dto::AgentInput;
 use async_trait::async_trait;
 
 #[derive(Debug, Clone, Default)]

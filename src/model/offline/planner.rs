@@ -6,13 +6,13 @@
 //! the one query that confirms them. In EVIDENCE_GAP_ONLY mode only queries
 //! aimed at the gap facts' entities are planned, and none that already ran.
 
-use super::entities::{self, Entities, NarrowTarget};
-use super::text::{clean, content_tokens, tokens};
-use crate::engine::contracts::{Lang, PlannedQuery, PlannerPlan};
-use crate::engine::dto::{PlannerInput, PlannerRetryView};
-use crate::knowledge::{DomainInfo, SkillInfo};
-use crate::tools::ToolSpec;
-use crate::tools::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, READ_SKILL, summarize_args};
+use crate::model::offline::entities::{self, Entities, NarrowTarget};
+use crate::model::offline::text::{clean, content_tokens, tokens};
+use crate::vocab::catalog::{DomainInfo, SkillInfo};
+use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
+use crate::vocab::dto::{PlannerInput, PlannerRetryView};
+use crate::vocab::tool::ToolSpec;
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, READ_SKILL, summarize_args};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;

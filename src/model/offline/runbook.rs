@@ -5,10 +5,10 @@
 //! items of their diagnosis/mitigation sections become investigation
 //! steps. None of it is ever a claim about the current environment.
 
-use super::evidence::{KnowledgeItem, NoEvidence};
-use super::text::{clean, is_han};
-use crate::engine::contracts::{Hypothesis, RecommendedAction};
-use crate::tools::LOOKUP_KNOWLEDGE;
+use crate::model::offline::evidence::{KnowledgeItem, NoEvidence};
+use crate::model::offline::text::{clean, is_han};
+use crate::vocab::contracts::{Hypothesis, RecommendedAction};
+use crate::vocab::tool::LOOKUP_KNOWLEDGE;
 
 const MAX_HYPOTHESES: usize = 3;
 const MAX_ACTIONS: usize = 4;

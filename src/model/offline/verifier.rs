@@ -10,12 +10,14 @@
 //! differently, a positive claim resting only on `$.no_evidence`, or a
 //! negative claim worded as a conclusion: contradicted.
 
-use super::text::{contains_ci, contains_word, content_tokens, literal_pieces, ref_fields};
-use crate::engine::contracts::{
+use crate::model::offline::text::{
+    contains_ci, contains_word, content_tokens, literal_pieces, ref_fields,
+};
+use crate::vocab::contracts::{
     Claim, FactCheck, FactRef, NO_EVIDENCE_PATH, OVERSTATEMENT_PHRASES, Verdict, Verification,
     VerifierOutput,
 };
-use crate::engine::dto::{VerifiedEvidence, VerifierInput};
+use crate::vocab::dto::{VerifiedEvidence, VerifierInput};
 use regex::Regex;
 use std::sync::LazyLock;
 

@@ -250,8 +250,8 @@ fn parse_usage(v: Option<&Value>) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::dto::ExecutorInput;
-    use crate::tools::ToolSpec;
+    use crate::vocab::dto::ExecutorInput;
+    use crate::vocab::tool::ToolSpec;
 
     fn request(tools: bool) -> ChatRequest {
         ChatRequest {

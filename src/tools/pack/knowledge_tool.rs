@@ -1,12 +1,11 @@
 //! `lookup_knowledge`: BM25 search over the pack's runbook sections,
 //! optionally within one domain.
 
-use super::Pack;
-use super::text::{Args, plain, query_summary};
 use crate::knowledge::KnowledgeHit;
-use crate::tools::{
-    EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, Tool, ToolError, ToolOutput, ToolSpec,
-};
+use crate::tools::pack::Pack;
+use crate::tools::pack::text::{Args, plain, query_summary};
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, ToolSpec};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

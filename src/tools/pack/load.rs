@@ -5,9 +5,9 @@
 //! and the usable rest is kept: a bad alert skips that alert, a bad log
 //! line skips that line.
 
-use super::jsonpos::array_item_lines;
-use super::text::{parse_time, plain};
-use super::{Alert, LogLine, PackError, PackManifest, PackWarning};
+use crate::tools::pack::jsonpos::array_item_lines;
+use crate::tools::pack::text::{parse_time, plain};
+use crate::tools::pack::{Alert, LogLine, PackError, PackManifest, PackWarning};
 use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -6,11 +6,11 @@
 //! `_domain.md` in a domain directory describes the domain instead of being
 //! a document. Front matter problems are warnings with the file's line.
 
-use super::PackWarning;
-use super::load::{FileWarnings, read_small};
 use crate::knowledge::domains::DomainMeta;
 use crate::knowledge::frontmatter::{self, Parsed};
 use crate::knowledge::{KnowledgeDoc, Skill};
+use crate::tools::pack::PackWarning;
+use crate::tools::pack::load::{FileWarnings, read_small};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

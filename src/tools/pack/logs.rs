@@ -5,11 +5,10 @@
 //! oldest first so they read as a timeline; `truncated` says older matches
 //! were left out. The newest lines are what an on-call engineer needs.
 
-use super::text::{Args, fmt_time, plain, query_summary};
-use super::{LogLine, Pack};
-use crate::tools::{
-    EvidenceRef, EvidenceStatus, QUERY_LOGS, Tool, ToolError, ToolOutput, ToolSpec,
-};
+use crate::tools::pack::text::{Args, fmt_time, plain, query_summary};
+use crate::tools::pack::{LogLine, Pack};
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_LOGS, ToolSpec};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value, json};

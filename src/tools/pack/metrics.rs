@@ -3,11 +3,10 @@
 //! `instance` (with any `:port` dropped), as Prometheus setups differ in
 //! which label names the service.
 
-use super::text::{Args, fmt_time, plain, query_summary};
-use super::{Alert, Pack};
-use crate::tools::{
-    EvidenceRef, EvidenceStatus, QUERY_METRICS, Tool, ToolError, ToolOutput, ToolSpec,
-};
+use crate::tools::pack::text::{Args, fmt_time, plain, query_summary};
+use crate::tools::pack::{Alert, Pack};
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};

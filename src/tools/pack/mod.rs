@@ -16,10 +16,10 @@ pub mod skill_tool;
 pub mod text;
 
 use crate::knowledge::chunk::chunk_markdown;
-use crate::knowledge::{
-    DomainInfo, KnowledgeDoc, KnowledgeIndex, Skill, SkillInfo, summarize_domains,
-};
+use crate::knowledge::{KnowledgeDoc, KnowledgeIndex, Skill, summarize_domains};
 use crate::tools::Tool;
+use crate::vocab::catalog::Catalog;
+use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -177,6 +177,16 @@ impl Pack {
                 description: s.description.clone(),
             })
             .collect()
+    }
+
+    /// What the Planner may know about this pack: its domains, skills and
+    /// services.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::new(
+            self.domains.clone(),
+            self.skill_catalog(),
+            self.manifest.services.clone(),
+        )
     }
 }
 

@@ -1,9 +1,10 @@
 //! `read_skill`: the body of one skill, for the Executor to follow.
 //! A skill is guidance, not evidence, so it returns no evidence refs.
 
-use super::Pack;
-use super::text::{Args, plain};
-use crate::tools::{EvidenceStatus, READ_SKILL, Tool, ToolError, ToolOutput, ToolSpec};
+use crate::tools::pack::Pack;
+use crate::tools::pack::text::{Args, plain};
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{EvidenceStatus, READ_SKILL, ToolSpec};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

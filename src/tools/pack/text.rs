@@ -80,7 +80,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// so made plain and bounded like any other untrusted text.
 pub fn query_summary(args: &Map<String, Value>) -> String {
     plain(
-        &crate::tools::summarize_args(&Value::Object(args.clone())),
+        &crate::vocab::tool::summarize_args(&Value::Object(args.clone())),
         300,
     )
 }

@@ -18,10 +18,8 @@ mod refs;
 pub use refs::{alert_service, alert_text, escape_label_value, render_promql};
 
 use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend, MetricsConfig};
-use crate::tools::{
-    EvidenceRef, EvidenceStatus, QUERY_METRICS, Tool, ToolError, ToolOutput, ToolSpec,
-    summarize_args,
-};
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec, summarize_args};
 use async_trait::async_trait;
 use chrono::Utc;
 use serde_json::{Map, Value, json};

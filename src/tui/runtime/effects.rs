@@ -5,8 +5,9 @@
 //! of the source, so the loop stays the only owner of the state.
 
 use super::TuiContext;
-use crate::engine::{Engine, EngineEvent, RunRequest, StepCommand, StepGate};
+use crate::engine::{Engine, RunRequest, StepCommand, StepGate};
 use crate::tui::update::{Command, Msg};
+use crate::vocab::events::EngineEvent;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -12,10 +12,10 @@ pub mod run_view;
 
 pub use run_view::{Finished, RunView, TransitionRow, VerdictView};
 
-use crate::engine::EngineEvent;
 use crate::store::RunSummary;
 use crate::tui::keymap::Keymap;
 use crate::tui::theme::Theme;
+use crate::vocab::events::EngineEvent;
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 use std::collections::BTreeMap;

@@ -3,10 +3,10 @@
 //! way, so replay position k is exactly `fold(events[..k])` and shows what
 //! the live run showed after its k-th event.
 
-use crate::engine::contracts::{GatekeeperResult, Verdict};
-use crate::engine::events::{EngineEvent, EventKind, RunStatus};
-use crate::engine::graph::{NodeId, Outcome};
-use crate::tools::ToolInvocation;
+use crate::vocab::contracts::{GatekeeperResult, Verdict};
+use crate::vocab::events::{EngineEvent, EventKind, RunStatus};
+use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::tool::ToolInvocation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -5,9 +5,10 @@
 //! marked. The title carries the reason_code of the last transition.
 
 use super::pane_block;
-use crate::engine::graph::{EDGES, NodeId};
+use crate::engine::graph::EDGES;
 use crate::tui::state::RunView;
 use crate::tui::theme::{Role, Theme};
+use crate::vocab::graph::NodeId;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -172,8 +172,8 @@ pub fn pane_block<'a>(title: impl Into<Line<'a>>, focused: bool, theme: &Theme) 
         .title_style(theme.style(Role::Title))
 }
 
-pub fn verdict_span(v: Option<crate::engine::contracts::Verdict>, theme: &Theme) -> Span<'static> {
-    use crate::engine::contracts::Verdict;
+pub fn verdict_span(v: Option<crate::vocab::contracts::Verdict>, theme: &Theme) -> Span<'static> {
+    use crate::vocab::contracts::Verdict;
     match v {
         Some(Verdict::Pass) => Span::styled("PASS", theme.style(Role::VerdictPass)),
         Some(Verdict::LowConfid) => Span::styled("LOW_CONFID", theme.style(Role::VerdictLow)),

@@ -4,11 +4,11 @@
 //! untrusted cell is sanitised; cells are clipped by the column widths.
 
 use super::{pane_block, verdict_span};
-use crate::engine::contracts::{BindingStatus, Verdict};
-use crate::tools::EvidenceStatus;
 use crate::tui::sanitize::{sanitize_line, truncate_chars};
 use crate::tui::state::{AppState, Pane};
 use crate::tui::theme::Role;
+use crate::vocab::contracts::{BindingStatus, Verdict};
+use crate::vocab::tool::EvidenceStatus;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -190,7 +190,7 @@ fn transitions(state: &AppState, h: usize) -> TableParts {
         .iter()
         .enumerate()
         .map(|(i, tr)| {
-            let failed = matches!(tr.to, crate::engine::NodeId::Fallback)
+            let failed = matches!(tr.to, crate::vocab::graph::NodeId::Fallback)
                 || tr.outcome.is_technical_failure();
             Row::new(vec![
                 Cell::from((start + i + 1).to_string()),

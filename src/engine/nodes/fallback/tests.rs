@@ -1,6 +1,6 @@
 use super::*;
-use crate::engine::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
-use crate::tools::{EvidenceRef, RetrievalDetails};
+use crate::vocab::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
+use crate::vocab::tool::{EvidenceRef, RetrievalDetails};
 
 const REASONS: [&str; 7] = [
     "planner_failed",

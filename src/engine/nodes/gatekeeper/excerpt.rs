@@ -17,7 +17,7 @@
 //! and the costlier parts (token sets, `key=value` fields) are only built
 //! when the cheap substring test fails.
 
-use super::rules::ExcerptParams;
+use crate::engine::nodes::gatekeeper::rules::ExcerptParams;
 use std::sync::OnceLock;
 
 /// One `key=value` field of a text.

@@ -6,7 +6,7 @@
 //! is strict: an unknown, missing or duplicated rule id is an error, so a
 //! typo in the file cannot silently switch a check off.
 
-use crate::engine::contracts::{RuleSummary, Severity};
+use crate::vocab::contracts::{RuleSummary, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::LazyLock;

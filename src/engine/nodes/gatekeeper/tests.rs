@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::{EvidenceRef, RetrievalDetails};
+use crate::vocab::tool::{EvidenceRef, RetrievalDetails};
 use serde_json::json;
 
 const ALERT: &str = "alertname=HighCPUUsage service=payment-service severity=critical state=firing value=92% active_for=25m since=2026-07-08T22:40:00Z summary=CPU usage above 90%";

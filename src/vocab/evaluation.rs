@@ -3,8 +3,8 @@
 //! with the run. Typed, so a run's end clones its parts instead of building
 //! a JSON tree.
 
+use super::contracts::ParseStatus;
 use super::contracts::{ComposerOutput, ExecutorEvidence, FactCheck, GatekeeperResult, Verdict};
-use super::state::ParseStatusRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -47,4 +47,11 @@ impl SelfEvaluation {
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
+
+/// `executor_output_parse_status` of seed 002 section 5.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParseStatusRecord {
+    pub status: ParseStatus,
+    pub detail: String,
 }

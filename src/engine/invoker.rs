@@ -8,12 +8,12 @@
 //! section 4.1: the second round must not repeat successful queries). The
 //! id is the recorder's, so a database id the Gatekeeper can check.
 
-use super::{
-    EvidenceRef, EvidenceStatus, InvocationId, RetrievalDetails, ToolError, ToolInvocation,
-    ToolRegistry,
-};
-use crate::engine::recorder::{RecordError, Recorder};
 use crate::text::json_kind;
+use crate::tools::{ToolError, ToolRegistry};
+use crate::vocab::record::{RecordError, Recorder};
+use crate::vocab::tool::{
+    EvidenceRef, EvidenceStatus, InvocationId, RetrievalDetails, ToolInvocation,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -389,7 +389,8 @@ pub fn truncate_text(text: &str, limit: usize) -> String {
 mod tests {
     use super::*;
     use crate::engine::MemoryRecorder;
-    use crate::tools::{Tool, ToolOutput, ToolSpec};
+    use crate::tools::{Tool, ToolOutput};
+    use crate::vocab::tool::ToolSpec;
     use async_trait::async_trait;
     use serde_json::json;
     use std::sync::atomic::{AtomicU32, Ordering};

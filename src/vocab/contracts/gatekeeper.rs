@@ -2,7 +2,7 @@
 //! routing status (seed 003 section 5.3).
 
 use super::json::{ParseFailure, extract_json_object};
-use crate::engine::graph::Outcome;
+use crate::vocab::graph::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

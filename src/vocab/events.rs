@@ -6,8 +6,8 @@
 use super::contracts::{GatekeeperResult, Lang, Verdict};
 use super::graph::{NodeId, Outcome};
 use super::trace::OrchestrationTrace;
-use crate::model::AgentRole;
-use crate::tools::ToolInvocation;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::tool::ToolInvocation;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

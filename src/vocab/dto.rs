@@ -8,14 +8,14 @@ use super::contracts::{
     Claim, ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict,
     Verification,
 };
-use crate::engine::recorder::HistoryTurn;
-use crate::knowledge::{DomainInfo, SkillInfo};
-use crate::model::AgentRole;
-use crate::tools::ToolSpec;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::agent::HistoryTurn;
+use crate::vocab::catalog::{DomainInfo, SkillInfo};
+use crate::vocab::tool::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::prerendered::Prerendered;
+pub use crate::vocab::prerendered::Prerendered;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -127,6 +127,16 @@ pub struct VerifiedEvidence {
     pub tool_name: String,
     pub raw_path: String,
     pub matched_text: String,
+}
+
+/// The Gatekeeper-verified part of an Executor output: what the Verifier
+/// is allowed to see, and the ceiling it is capped by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedProjection {
+    pub verified_output: ExecutorEvidence,
+    pub verified_evidence: Vec<VerifiedEvidence>,
+    pub verified_binding_count: usize,
+    pub ceiling: Verdict,
 }
 
 /// What the Verifier may know about the Gatekeeper: its verdict, not its
