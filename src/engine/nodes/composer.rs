@@ -5,8 +5,9 @@
 //!
 //! OWNER: engine helper.
 
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, invalid};
+use crate::engine::nodes::allowed;
 use crate::engine::nodes::fallback;
-use crate::engine::run::{NodeResult, RunCtx, Unhandled, build_composer_input, invalid};
 use crate::vocab::contracts::{Verdict, find_overstatement, parse_composer_output};
 use crate::vocab::dto::AgentInput;
 use crate::vocab::graph::Outcome;
@@ -16,7 +17,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
     let composer_input = match &ctx.state.composer_input {
         Some(input) => Arc::clone(input),
         None => {
-            let input = Arc::new(build_composer_input(ctx));
+            let input = Arc::new(build_input(ctx));
             ctx.state.composer_input = Some(Arc::clone(&input));
             input
         }
@@ -48,4 +49,30 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         outcome: Outcome::Completed,
         detail: format!("verdict {verdict}"),
     })
+}
+
+/// The Composer's whitelist input, from the Verifier-allowed material only.
+pub(crate) fn build_input(ctx: &RunCtx<'_>) -> crate::vocab::dto::ComposerInput {
+    let s = &ctx.state;
+    let verdict = s
+        .effective_verdict
+        .unwrap_or(crate::vocab::contracts::Verdict::Reject);
+    let empty_output = crate::vocab::contracts::ExecutorEvidence::default();
+    let (output, evidence) = match &s.verified {
+        Some(p) => (&p.verified_output, p.verified_evidence.as_slice()),
+        None => (&empty_output, &[][..]),
+    };
+    match &s.verifier_output {
+        Some(v) => allowed::build_composer_input(&s.question, s.lang, verdict, output, evidence, v),
+        None => crate::vocab::dto::ComposerInput {
+            original_query: s.question.clone(),
+            lang: s.lang,
+            verdict,
+            allowed_claims: vec![],
+            allowed_hypotheses: vec![],
+            missing_info: vec![],
+            recommended_actions: vec![],
+            rationale: String::new(),
+        },
+    }
 }

@@ -11,8 +11,8 @@
 //!
 //! OWNER: engine helper.
 
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text, truncate};
 use crate::engine::invoker::unexecuted_message;
-use crate::engine::run::{NodeResult, RunCtx, Unhandled, rendered_input, step_text, truncate};
 use crate::model::{FinishReason, Message, ModelError};
 use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
 use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};

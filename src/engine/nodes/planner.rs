@@ -4,8 +4,8 @@
 //!
 //! OWNER: engine helper.
 
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled};
 use crate::engine::nodes::evidence_retry;
-use crate::engine::run::{NodeResult, RunCtx, Unhandled};
 use crate::vocab::contracts::parse_planner_plan;
 use crate::vocab::dto::{AgentInput, PlannerInput, PlannerMode};
 use crate::vocab::graph::Outcome;

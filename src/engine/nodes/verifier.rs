@@ -6,8 +6,8 @@
 //!
 //! OWNER: engine helper.
 
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled};
 use crate::engine::nodes::evidence_retry;
-use crate::engine::run::{NodeResult, RunCtx, Unhandled};
 use crate::vocab::contracts::{Verdict, parse_verifier_output};
 use crate::vocab::dto::{AgentInput, GatekeeperSummary, VerifierInput};
 use crate::vocab::graph::Outcome;

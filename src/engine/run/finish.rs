@@ -2,7 +2,7 @@
 //! RunFinished; and on an unhandled failure, best-effort persistence of the
 //! events so far with bounded exponential back-off.
 
-use crate::engine::run::{RunCtx, Unhandled};
+use crate::engine::ctx::{RunCtx, Unhandled};
 use crate::engine::{EngineError, RunOutcome};
 use crate::vocab::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
 use crate::vocab::events::{EventKind, RunStatus};

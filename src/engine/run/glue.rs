@@ -2,9 +2,9 @@
 //! EvidenceRetry and Fallback. Their logic lives in `engine::nodes`; this
 //! file only reads the run state, calls it and stores the result.
 
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
 use crate::engine::graph::is_post_verifier_fallback;
-use crate::engine::nodes::{allowed, evidence_retry, fallback, gatekeeper, verified_input};
-use crate::engine::run::{NodeResult, RunCtx, Unhandled, result};
+use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
 use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::Outcome;
@@ -104,7 +104,10 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
     let answer = if is_post_verifier_fallback(reason) {
         match &ctx.state.composer_input {
             Some(input) => fallback::post_verifier_answer(ctx.state.lang, input),
-            None => fallback::post_verifier_answer(ctx.state.lang, &build_composer_input(ctx)),
+            None => fallback::post_verifier_answer(
+                ctx.state.lang,
+                &crate::engine::nodes::composer::build_input(ctx),
+            ),
         }
     } else {
         fallback::pre_verification_answer(
@@ -116,30 +119,4 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
     };
     ctx.state.final_answer = Some(answer);
     result(Outcome::Completed, reason)
-}
-
-/// The Composer's whitelist input, from the Verifier-allowed material only.
-pub(crate) fn build_composer_input(ctx: &RunCtx<'_>) -> crate::vocab::dto::ComposerInput {
-    let s = &ctx.state;
-    let verdict = s
-        .effective_verdict
-        .unwrap_or(crate::vocab::contracts::Verdict::Reject);
-    let empty_output = crate::vocab::contracts::ExecutorEvidence::default();
-    let (output, evidence) = match &s.verified {
-        Some(p) => (&p.verified_output, p.verified_evidence.as_slice()),
-        None => (&empty_output, &[][..]),
-    };
-    match &s.verifier_output {
-        Some(v) => allowed::build_composer_input(&s.question, s.lang, verdict, output, evidence, v),
-        None => crate::vocab::dto::ComposerInput {
-            original_query: s.question.clone(),
-            lang: s.lang,
-            verdict,
-            allowed_claims: vec![],
-            allowed_hypotheses: vec![],
-            missing_info: vec![],
-            recommended_actions: vec![],
-            rationale: String::new(),
-        },
-    }
 }

@@ -2,7 +2,7 @@
 //! step plus a ModelCalled event, and the mapping of a model answer to a
 //! node outcome.
 
-use crate::engine::run::{RunCtx, Unhandled};
+use crate::engine::ctx::{RunCtx, Unhandled};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
 use crate::vocab::contracts::ParseFailure;
 use crate::vocab::dto::AgentInput;

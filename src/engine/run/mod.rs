@@ -7,74 +7,23 @@
 //! second-round Planner after an evidence retry starts again at attempt 1,
 //! matching its reset `planner_retry_count`.
 
-mod agent;
-mod emit;
 mod finish;
 mod glue;
 
-pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text, truncate};
-pub(crate) use emit::Emitter;
-pub(crate) use glue::build_composer_input;
+use crate::engine::ctx::{Emitter, NodeResult, RunCtx, Unhandled};
 
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
 use crate::engine::state::{RunState, VerdictSnapshot};
-use crate::engine::{
-    Engine, EngineError, FaultInjection, RunOutcome, RunRequest, StepCommand, StepGate,
-};
+use crate::engine::{Engine, EngineError, RunOutcome, RunRequest, StepCommand, StepGate};
 use crate::vocab::events::EventKind;
-use crate::vocab::graph::{NodeId, Outcome};
-use crate::vocab::record::{RecordError, RunStart};
+use crate::vocab::graph::NodeId;
+use crate::vocab::record::RunStart;
 use crate::vocab::trace::NodeEvent;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Why a run stopped without an answer.
-#[derive(Debug)]
-pub(crate) enum Unhandled {
-    Record(RecordError),
-    Cancelled,
-    RecursionLimit,
-    Internal(String),
-}
-
-impl Unhandled {
-    pub fn reason(&self) -> String {
-        match self {
-            Unhandled::Record(e) => format!("store error: {e}"),
-            Unhandled::Cancelled => "cancelled".into(),
-            Unhandled::RecursionLimit => format!(
-                "recursion limit of {} node executions reached",
-                graph::RECURSION_LIMIT
-            ),
-            Unhandled::Internal(m) => format!("internal error: {m}"),
-        }
-    }
-}
-
-impl From<RecordError> for Unhandled {
-    fn from(e: RecordError) -> Self {
-        Unhandled::Record(e)
-    }
-}
-
-/// Everything one run needs while it executes.
-pub(crate) struct RunCtx<'a> {
-    pub engine: &'a Engine,
-    pub state: RunState,
-    pub emitter: Emitter,
-    pub invoker: ToolInvoker,
-    pub faults: FaultInjection,
-    pub model_name: String,
-    pub started: Instant,
-    verdicts: VerdictSnapshot,
-}
-
 impl RunCtx<'_> {
-    pub async fn emit(&mut self, kind: EventKind) -> Result<(), Unhandled> {
-        self.emitter.emit(kind).await.map_err(Unhandled::Record)
-    }
-
     async fn drive(
         &mut self,
         question: &str,
@@ -252,14 +201,5 @@ impl Engine {
             Ok(()) => ctx.finish_success().await,
             Err(failure) => ctx.finish_failed(failure).await,
         }
-    }
-}
-
-/// Outcome of an attempt that the router will see, for node code that has
-/// no detail to add.
-pub(crate) fn result(outcome: Outcome, detail: impl Into<String>) -> NodeResult {
-    NodeResult {
-        outcome,
-        detail: detail.into(),
     }
 }

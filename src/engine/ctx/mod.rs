@@ -1,0 +1,75 @@
+//! The context one run executes in: its state, the event emitter, the
+//! tool invoker and the model call every agent node shares. Nodes take a
+//! [`RunCtx`] and return a [`NodeResult`]; the run loop (`engine::run`)
+//! routes between them.
+
+mod agent;
+mod emit;
+
+pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text, truncate};
+pub(crate) use emit::Emitter;
+
+use crate::engine::graph;
+use crate::engine::invoker::ToolInvoker;
+use crate::engine::state::{RunState, VerdictSnapshot};
+use crate::engine::{Engine, FaultInjection};
+use crate::vocab::events::EventKind;
+use crate::vocab::graph::Outcome;
+use crate::vocab::record::RecordError;
+use std::time::Instant;
+
+/// Why a run stopped without an answer.
+#[derive(Debug)]
+pub(crate) enum Unhandled {
+    Record(RecordError),
+    Cancelled,
+    RecursionLimit,
+    Internal(String),
+}
+
+impl Unhandled {
+    pub fn reason(&self) -> String {
+        match self {
+            Unhandled::Record(e) => format!("store error: {e}"),
+            Unhandled::Cancelled => "cancelled".into(),
+            Unhandled::RecursionLimit => format!(
+                "recursion limit of {} node executions reached",
+                graph::RECURSION_LIMIT
+            ),
+            Unhandled::Internal(m) => format!("internal error: {m}"),
+        }
+    }
+}
+
+impl From<RecordError> for Unhandled {
+    fn from(e: RecordError) -> Self {
+        Unhandled::Record(e)
+    }
+}
+
+/// Everything one run needs while it executes.
+pub(crate) struct RunCtx<'a> {
+    pub engine: &'a Engine,
+    pub state: RunState,
+    pub emitter: Emitter,
+    pub invoker: ToolInvoker,
+    pub faults: FaultInjection,
+    pub model_name: String,
+    pub started: Instant,
+    pub verdicts: VerdictSnapshot,
+}
+
+impl RunCtx<'_> {
+    pub async fn emit(&mut self, kind: EventKind) -> Result<(), Unhandled> {
+        self.emitter.emit(kind).await.map_err(Unhandled::Record)
+    }
+}
+
+/// Outcome of an attempt that the router will see, for node code that has
+/// no detail to add.
+pub(crate) fn result(outcome: Outcome, detail: impl Into<String>) -> NodeResult {
+    NodeResult {
+        outcome,
+        detail: detail.into(),
+    }
+}
