@@ -48,7 +48,7 @@ async fn runs_per_s(scenario: &Scenario, pack: &Arc<Pack>, budget: Duration) -> 
         for _ in 0..BATCH {
             let out = engine.run(scenario.request()).await.expect("run");
             assert_eq!(
-                Some(out.trace.route()),
+                Some(out.end.trace.route()),
                 scenario.expect_route,
                 "{}",
                 scenario.name

@@ -57,7 +57,7 @@ fn main() {
                 let start = Instant::now();
                 let outcome = engine.run(RunRequest::new(*q)).await.expect("run");
                 samples.push(start.elapsed().as_secs_f64() * 1000.0);
-                assert!(!outcome.answer.is_empty());
+                assert!(!outcome.end.answer.is_empty());
             }
         }
     });

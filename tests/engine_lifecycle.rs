@@ -8,9 +8,11 @@ use async_trait::async_trait;
 use common::{load_scenario, scenario_engine};
 use diagraph::engine::{EngineError, MemoryRecorder, StepCommand, StepGate};
 use diagraph::vocab::agent::HistoryTurn;
-use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::NodeId;
 use diagraph::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
+use diagraph::vocab::run::RunEnd;
+use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::tool::{InvocationId, ToolInvocation};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -105,14 +107,16 @@ async fn a_store_failure_mid_run_ends_failed_with_every_event_persisted() {
     let rec = Flaky::new(6, 3);
     let (engine, s) = engine_on(rec.clone());
     let out = engine.run(s.request()).await.expect("store came back");
-    assert_eq!(out.status, RunStatus::Failed);
+    assert_eq!(out.end.status, RunStatus::Failed);
     assert!(
-        out.failure_reason
-            .as_deref()
+        out.end
+            .failure
+            .as_ref()
             .unwrap()
+            .message
             .starts_with("store error")
     );
-    assert!(out.answer.is_empty());
+    assert!(out.end.answer.is_empty());
     let journal = rec.inner.events_of(out.run_id);
     assert_eq!(
         journal, out.events,
@@ -120,15 +124,15 @@ async fn a_store_failure_mid_run_ends_failed_with_every_event_persisted() {
     );
     assert!(matches!(
         journal.last().unwrap().kind,
-        EventKind::RunFinished {
+        EventKind::RunFinished(RunEnd {
             status: RunStatus::Failed,
             ..
-        }
+        })
     ));
     let data = rec.inner.snapshot();
     let finish = data.runs[0].2.as_ref().unwrap();
-    assert_eq!(finish.status, RunStatus::Failed);
-    assert!(finish.orchestration_trace.is_some());
+    assert_eq!(finish.end.status, RunStatus::Failed);
+    assert_eq!(finish.end.trace, out.end.trace);
 }
 
 #[tokio::test(start_paused = true)]
@@ -159,9 +163,12 @@ async fn a_cancelled_run_ends_failed_cancelled() {
     let req = s.request();
     req.cancel.cancel();
     let out = engine.run(req).await.unwrap();
-    assert_eq!(out.status, RunStatus::Failed);
-    assert_eq!(out.failure_reason.as_deref(), Some("cancelled"));
-    assert!(out.trace.transitions.is_empty());
+    assert_eq!(out.end.status, RunStatus::Failed);
+    assert_eq!(
+        out.end.failure.as_ref().map(|f| f.message.as_str()),
+        Some("cancelled")
+    );
+    assert!(out.end.trace.transitions.is_empty());
 }
 
 #[tokio::test]
@@ -207,8 +214,11 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
     assert_eq!(finished, 1);
     cancel.cancel();
     let out = run.await.unwrap().unwrap();
-    assert_eq!(out.failure_reason.as_deref(), Some("cancelled"));
-    assert_eq!(out.trace.route(), vec![NodeId::Planner]);
+    assert_eq!(
+        out.end.failure.as_ref().map(|f| f.message.as_str()),
+        Some("cancelled")
+    );
+    assert_eq!(out.end.trace.route(), vec![NodeId::Planner]);
     let mut last = None;
     while let Ok(e) = rx_ev.try_recv() {
         last = Some(e.kind);
@@ -216,10 +226,10 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
     assert!(
         matches!(
             last,
-            Some(EventKind::RunFinished {
+            Some(EventKind::RunFinished(RunEnd {
                 status: RunStatus::Failed,
                 ..
-            })
+            }))
         ),
         "the viewer sees the cancelled run finish"
     );
@@ -235,8 +245,8 @@ async fn a_dropped_gate_sender_means_continue() {
     tx_cmd.send(StepCommand::Next).await.unwrap();
     drop(tx_cmd);
     let out = engine.run(req).await.unwrap();
-    assert_eq!(out.status, RunStatus::Success);
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.status, RunStatus::Success);
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
 }
 
 #[tokio::test]
@@ -260,11 +270,11 @@ async fn live_events_match_the_outcome_and_a_closed_receiver_is_ignored() {
     let mut req = s.request();
     req.events = Some(tx);
     let out = engine.run(req).await.unwrap();
-    assert_eq!(out.status, RunStatus::Success);
+    assert_eq!(out.end.status, RunStatus::Success);
     assert!(
         out.events
             .iter()
-            .any(|e| matches!(e.kind, EventKind::VerdictUpdated { .. }))
+            .any(|e| matches!(e.kind, EventKind::VerdictUpdated(_)))
     );
 }
 
@@ -291,7 +301,7 @@ async fn session_history_reaches_the_planner_and_executor() {
     );
     assert_eq!(
         planner2.input.to_value()["history"][0]["answer"],
-        first.answer.as_str()
+        first.end.answer.as_str()
     );
     let verifier2 = reqs
         .iter()
@@ -325,7 +335,7 @@ async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
     let capture = common::Capture::new(engine.model.clone());
     engine.model = capture.clone();
     let out = engine.run(s.request()).await.unwrap();
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     assert_eq!(
         recorder.snapshot().invocations.len(),
         2,
@@ -370,7 +380,7 @@ async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
     let capture = common::Capture::new(engine.model.clone());
     engine.model = capture.clone();
     let out = engine.run(s.request()).await.unwrap();
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     let inv = &recorder.snapshot().invocations[0];
     assert!(!inv.success);
     assert!(
@@ -416,7 +426,7 @@ async fn an_answer_cut_at_the_token_limit_is_invalid_output() {
     engine.model = Arc::new(Truncating);
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(
-        out.trace.route(),
+        out.end.trace.route(),
         vec![NodeId::Planner, NodeId::Planner, NodeId::Fallback]
     );
     let details: Vec<String> = out

@@ -14,6 +14,7 @@ use diagraph::scenario::Scenario;
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::events::EventKind;
 use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::run::RunEnd;
 use serde_json::json;
 
 const MARKER: &str = "zebracorn-17";
@@ -65,25 +66,29 @@ async fn assert_marker_hidden(name: &str, s: Scenario, want_reason: &str) {
     let (engine, recorder) = scenario_engine(&s);
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(
-        out.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.as_deref(),
         Some(want_reason),
         "{name}"
     );
-    assert_eq!(out.trace.final_node, Some(NodeId::Fallback), "{name}");
-    assert!(!out.answer.contains(MARKER), "{name}: {}", out.answer);
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Fallback), "{name}");
     assert!(
-        !out.answer.contains("HighCPUUsage"),
+        !out.end.answer.contains(MARKER),
         "{name}: {}",
-        out.answer
+        out.end.answer
+    );
+    assert!(
+        !out.end.answer.contains("HighCPUUsage"),
+        "{name}: {}",
+        out.end.answer
     );
     for e in &out.events {
-        if let EventKind::RunFinished { answer, .. } = &e.kind {
+        if let EventKind::RunFinished(RunEnd { answer, .. }) = &e.kind {
             assert!(!answer.contains(MARKER), "{name}");
         }
     }
     let data = recorder.snapshot();
     let finish = data.runs[0].2.as_ref().unwrap();
-    assert!(!finish.answer.contains(MARKER), "{name}");
+    assert!(!finish.end.answer.contains(MARKER), "{name}");
 }
 
 #[tokio::test]
@@ -201,13 +206,13 @@ async fn post_verifier_template_shows_only_allowed_claims() {
     let (engine, _) = scenario_engine(&s);
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(
-        out.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.as_deref(),
         Some("composer_failed")
     );
     assert!(
-        out.answer.contains("HighCPUUsage"),
+        out.end.answer.contains("HighCPUUsage"),
         "the allowed claim is shown: {}",
-        out.answer
+        out.end.answer
     );
-    assert!(!out.answer.contains(MARKER), "{}", out.answer);
+    assert!(!out.end.answer.contains(MARKER), "{}", out.end.answer);
 }

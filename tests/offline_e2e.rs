@@ -14,7 +14,7 @@ use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::vocab::contracts::{
     ComposerOutput, ExecutorEvidence, NO_EVIDENCE_PATH, Verdict, find_overstatement,
 };
-use diagraph::vocab::events::RunStatus;
+use diagraph::vocab::run::RunStatus;
 use offline_support::realdata::{build_realdata_pack, realdata};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -117,13 +117,13 @@ async fn ask(dir: &Path, question: &str) -> Run {
 #[tokio::test]
 async fn why_is_payment_service_slow_succeeds_and_cites_real_evidence() {
     let run = ask(&shop_dir(), "why is payment-service slow?").await;
-    assert_eq!(run.outcome.status, RunStatus::Success);
-    assert!(!run.outcome.degraded, "{}", run.outcome.answer);
+    assert_eq!(run.outcome.end.status, RunStatus::Success);
+    assert!(!run.outcome.end.degraded, "{}", run.outcome.end.answer);
     assert_eq!(
-        run.outcome.effective_verdict,
+        run.outcome.end.effective_verdict,
         Some(Verdict::Pass),
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
     run.assert_all_claims_trace();
     let out = run.final_output();
@@ -137,14 +137,14 @@ async fn why_is_payment_service_slow_succeeds_and_cites_real_evidence() {
     assert!(bound("query_metrics", "alertname=HighCPUUsage"), "{out:#?}");
     assert!(bound("query_logs", "payment-service"), "{out:#?}");
     assert!(
-        run.outcome.answer.contains("HighCPUUsage"),
+        run.outcome.end.answer.contains("HighCPUUsage"),
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
     assert!(
-        run.outcome.answer.contains("fraud-check"),
+        run.outcome.end.answer.contains("fraud-check"),
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
 }
 
@@ -155,7 +155,7 @@ async fn narrow_high_cpu_question_yields_one_observation_and_no_cause() {
         "is there a HighCPUUsage alert on payment-service?",
     )
     .await;
-    assert_eq!(run.outcome.status, RunStatus::Success);
+    assert_eq!(run.outcome.end.status, RunStatus::Success);
     run.assert_all_claims_trace();
     let out = run.final_output();
     assert_eq!(out.claims.len(), 1, "{out:#?}");
@@ -168,7 +168,7 @@ async fn narrow_high_cpu_question_yields_one_observation_and_no_cause() {
         1,
         "a narrow question runs one exact query"
     );
-    assert_eq!(run.outcome.effective_verdict, Some(Verdict::Pass));
+    assert_eq!(run.outcome.end.effective_verdict, Some(Verdict::Pass));
 }
 
 #[tokio::test]
@@ -178,7 +178,7 @@ async fn service_without_logs_gets_a_negative_observation_only() {
         "are there errors in the inventory-service logs?",
     )
     .await;
-    assert_eq!(run.outcome.status, RunStatus::Success);
+    assert_eq!(run.outcome.end.status, RunStatus::Success);
     run.assert_all_claims_trace();
     let out = run.final_output();
     assert!(!out.claims.is_empty());
@@ -191,9 +191,9 @@ async fn service_without_logs_gets_a_negative_observation_only() {
         );
     }
     assert!(
-        run.outcome.answer.contains("found no matching logs"),
+        run.outcome.end.answer.contains("found no matching logs"),
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
     assert_eq!(find_overstatement(&run.composer()), None);
 }
@@ -201,14 +201,14 @@ async fn service_without_logs_gets_a_negative_observation_only() {
 #[tokio::test]
 async fn chinese_question_gets_a_chinese_answer() {
     let run = ask(&shop_dir(), "order-service 为什么下单超时？").await;
-    assert_eq!(run.outcome.status, RunStatus::Success);
-    assert!(!run.outcome.degraded, "{}", run.outcome.answer);
+    assert_eq!(run.outcome.end.status, RunStatus::Success);
+    assert!(!run.outcome.end.degraded, "{}", run.outcome.end.answer);
     run.assert_all_claims_trace();
-    assert!(run.outcome.answer.contains("order-service"));
+    assert!(run.outcome.end.answer.contains("order-service"));
     assert!(
-        run.outcome.answer.contains("发现") || run.outcome.answer.contains("可能原因"),
+        run.outcome.end.answer.contains("发现") || run.outcome.end.answer.contains("可能原因"),
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
 }
 
@@ -225,12 +225,12 @@ async fn unseen_realdata_pack_traces_every_claim_and_finds_key_evidence() {
 
     let run = ask(tmp.path(), "why is hadoop-mrappmaster failing?").await;
     assert_eq!(
-        run.outcome.status,
+        run.outcome.end.status,
         RunStatus::Success,
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
-    assert!(!run.outcome.degraded, "{}", run.outcome.answer);
+    assert!(!run.outcome.end.degraded, "{}", run.outcome.end.answer);
     run.assert_all_claims_trace();
     let out = run.final_output();
     // Key evidence: the firing alert and the MRAppMaster's ERROR lines.
@@ -258,10 +258,10 @@ async fn unseen_realdata_pack_traces_every_claim_and_finds_key_evidence() {
 
     let run = ask(tmp.path(), "zookeeper 最近为什么连接异常？").await;
     assert_eq!(
-        run.outcome.status,
+        run.outcome.end.status,
         RunStatus::Success,
         "{}",
-        run.outcome.answer
+        run.outcome.end.answer
     );
     run.assert_all_claims_trace();
     let out = run.final_output();

@@ -28,15 +28,15 @@ async fn a_pass_run_with_tool_calls_over_the_openai_protocol() {
         .await
         .unwrap();
     assert_eq!(
-        outcome.effective_verdict,
+        outcome.end.effective_verdict,
         Some(Verdict::Pass),
         "{outcome:?}"
     );
-    assert!(!outcome.degraded);
+    assert!(!outcome.end.degraded);
     assert!(
-        outcome.answer.contains("HighCPUUsage"),
+        outcome.end.answer.contains("HighCPUUsage"),
         "{}",
-        outcome.answer
+        outcome.end.answer
     );
 
     let data = recorder.snapshot();
@@ -124,8 +124,8 @@ async fn an_unreachable_base_url_degrades_quickly_with_the_reason_in_the_trace()
         .await
         .unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(outcome.degraded, "{outcome:?}");
-    assert_eq!(outcome.effective_verdict, None);
+    assert!(outcome.end.degraded, "{outcome:?}");
+    assert_eq!(outcome.end.effective_verdict, None);
     let steps = recorder.snapshot().steps;
     let planner_errors: Vec<&str> = steps
         .iter()
@@ -143,7 +143,7 @@ async fn an_unreachable_base_url_degrades_quickly_with_the_reason_in_the_trace()
             .all(|e| e.contains("connection") && e.contains(&port.to_string())),
         "{planner_errors:?}"
     );
-    let trace = serde_json::to_string(&outcome.trace).unwrap();
+    let trace = serde_json::to_string(&outcome.end.trace).unwrap();
     assert!(trace.contains("planner_failed"), "{trace}");
 }
 
@@ -157,7 +157,7 @@ async fn malformed_provider_answers_lead_to_node_statuses_not_panics() {
         .run(RunRequest::new("why is payment-service slow?"))
         .await
         .unwrap();
-    assert!(outcome.degraded);
+    assert!(outcome.end.degraded);
     assert_eq!(server.received().len(), 2);
 
     // Planner truncated at the token limit, then a valid plan; the
@@ -196,8 +196,8 @@ async fn malformed_provider_answers_lead_to_node_statuses_not_panics() {
         .run(RunRequest::new("why is payment-service slow?"))
         .await
         .unwrap();
-    let trace = serde_json::to_string(&outcome.trace).unwrap();
+    let trace = serde_json::to_string(&outcome.end.trace).unwrap();
     assert!(trace.contains("planner_technical_retry"), "{trace}");
     // Whatever the engine makes of the broken call, it is an answer, not a crash.
-    assert!(!outcome.answer.is_empty());
+    assert!(!outcome.end.answer.is_empty());
 }

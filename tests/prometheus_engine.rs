@@ -69,12 +69,12 @@ async fn a_run_against_a_real_prometheus_passes_the_gatekeeper() {
         refs[0].text
     );
 
-    assert_eq!(outcome.ceiling, Some(Verdict::Pass), "{outcome:?}");
-    assert_eq!(outcome.effective_verdict, Some(Verdict::Pass));
-    assert!(!outcome.degraded);
+    assert_eq!(outcome.verdicts.ceiling, Some(Verdict::Pass), "{outcome:?}");
+    assert_eq!(outcome.end.effective_verdict, Some(Verdict::Pass));
+    assert!(!outcome.end.degraded);
     assert!(
-        outcome.answer.contains("HighCPUUsage"),
+        outcome.end.answer.contains("HighCPUUsage"),
         "{}",
-        outcome.answer
+        outcome.end.answer
     );
 }

@@ -6,8 +6,9 @@
 mod common;
 
 use diagraph::scenario::Scenario;
-use diagraph::vocab::events::{EventKind, RunStatus};
+use diagraph::vocab::events::EventKind;
 use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::trace::{NodeEvent, build_trace};
 
 #[tokio::test]
@@ -28,7 +29,7 @@ async fn every_shipped_scenario_takes_its_expected_route() {
             .expect("every shipped scenario has expect_route");
         let (engine, recorder) = common::scenario_engine(&s);
         let out = engine.run(s.request()).await.expect("run persisted");
-        let route = out.trace.route();
+        let route = out.end.trace.route();
         if route != want {
             let finished: Vec<String> = out
                 .events
@@ -50,6 +51,7 @@ async fn every_shipped_scenario_takes_its_expected_route() {
             continue;
         }
         let reasons: Vec<String> = out
+            .end
             .trace
             .transitions
             .iter()
@@ -58,7 +60,7 @@ async fn every_shipped_scenario_takes_its_expected_route() {
         println!(
             "{}: {reasons:?} -> {:?}",
             path.display(),
-            out.trace.termination_reason
+            out.end.trace.termination_reason
         );
         check_run(&s.name, &out, &recorder);
     }
@@ -91,8 +93,8 @@ fn check_run(
         })
         .collect();
     assert_eq!(
-        out.trace,
-        build_trace(&node_events, out.trace.evidence_retry_count),
+        out.end.trace,
+        build_trace(&node_events, out.end.trace.evidence_retry_count),
         "{name}"
     );
     // Each NodeFinished's `next` is the following node; exactly one
@@ -130,22 +132,18 @@ fn check_run(
     }
     assert_eq!(recorder.events_of(out.run_id), out.events, "{name}");
     // Lifecycle: SUCCESS whenever an answer was produced; degraded = fallback.
-    assert_eq!(out.status, RunStatus::Success, "{name}");
-    assert!(!out.answer.trim().is_empty(), "{name}");
-    let via_fallback = out.trace.final_node == Some(NodeId::Fallback);
-    assert_eq!(out.degraded, via_fallback, "{name}");
+    assert_eq!(out.end.status, RunStatus::Success, "{name}");
+    assert!(!out.end.answer.trim().is_empty(), "{name}");
+    let via_fallback = out.end.trace.final_node == Some(NodeId::Fallback);
+    assert_eq!(out.end.degraded, via_fallback, "{name}");
     assert!(matches!(
         out.events.last().map(|e| &e.kind),
-        Some(EventKind::RunFinished { .. })
+        Some(EventKind::RunFinished(_))
     ));
     let data = recorder.snapshot();
     let (_, _, finish) = data.runs.iter().find(|r| r.0.run_id == out.run_id).unwrap();
     let finish = finish.as_ref().expect("run row finished");
-    assert_eq!(finish.status, RunStatus::Success, "{name}");
-    assert_eq!(finish.answer, out.answer, "{name}");
-    assert_eq!(
-        finish.orchestration_trace.as_ref(),
-        Some(&out.trace),
-        "{name}"
-    );
+    assert_eq!(finish.end.status, RunStatus::Success, "{name}");
+    assert_eq!(finish.end.answer, out.end.answer, "{name}");
+    assert_eq!(&finish.end.trace, &out.end.trace, "{name}");
 }

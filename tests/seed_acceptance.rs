@@ -13,8 +13,8 @@ use diagraph::model::ModelErrorKind;
 use diagraph::model::scripted::ScriptEntry;
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::{Lang, Verdict, find_overstatement, parse_composer_output};
-use diagraph::vocab::events::RunStatus;
 use diagraph::vocab::graph::{NodeId, Outcome};
+use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::Value;
 
@@ -30,12 +30,12 @@ async fn planner_technical_retry_at_most_once_per_stage() {
     ] {
         let (out, rec, _) = run_captured(file).await;
         assert_eq!(steps(&rec, out.run_id, "planner"), 2, "{file}");
-        assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+        assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     }
     let (out, rec, _) = run_captured("05_planner_fails_twice.toml").await;
     assert_eq!(steps(&rec, out.run_id, "planner"), 2);
     assert_eq!(
-        out.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.as_deref(),
         Some("planner_failed")
     );
 }
@@ -44,11 +44,14 @@ async fn planner_technical_retry_at_most_once_per_stage() {
 async fn planner_non_retryable_or_second_failure_goes_to_fallback() {
     let (out, rec, _) = run_captured("04_planner_unauthorized.toml").await;
     assert_eq!(steps(&rec, out.run_id, "planner"), 1);
-    assert_eq!(out.trace.route(), vec![NodeId::Planner, NodeId::Fallback]);
-    assert!(out.degraded && out.status == RunStatus::Success);
+    assert_eq!(
+        out.end.trace.route(),
+        vec![NodeId::Planner, NodeId::Fallback]
+    );
+    assert!(out.end.degraded && out.end.status == RunStatus::Success);
     let (out, _, _) = run_captured("05_planner_fails_twice.toml").await;
     assert_eq!(
-        out.trace.route(),
+        out.end.trace.route(),
         vec![NodeId::Planner, NodeId::Planner, NodeId::Fallback]
     );
 }
@@ -67,8 +70,8 @@ async fn planner_retry_is_separate_from_evidence_retry_and_resets_per_stage() {
         .insert(pos, ScriptEntry::text(AgentRole::Planner, "not a plan"));
     let (out, rec, reqs) = run_scenario(&s).await;
     assert_eq!(steps(&rec, out.run_id, "planner"), 4);
-    assert_eq!(out.trace.evidence_retry_count, 1);
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.trace.evidence_retry_count, 1);
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     let attempts: Vec<u32> = of_role(&reqs, AgentRole::Planner)
         .iter()
         .map(|r| r.attempt)
@@ -90,7 +93,7 @@ async fn executor_failed_or_tool_blocked_skips_gatekeeper_and_verifier() {
         assert!(gatekeeper_results(&out).is_empty(), "{file}");
         assert_eq!(steps(&rec, out.run_id, "verifier"), 0, "{file}");
         assert_eq!(steps(&rec, out.run_id, "composer"), 0, "{file}");
-        assert_eq!(out.trace.route().last(), Some(&NodeId::Fallback));
+        assert_eq!(out.end.trace.route().last(), Some(&NodeId::Fallback));
     }
 }
 
@@ -153,7 +156,7 @@ async fn legal_no_evidence_goes_through_gatekeeper_and_verifier() {
     let (out, rec, _) = run_captured("09_legal_no_evidence.toml").await;
     assert_eq!(gatekeeper_results(&out)[0].status, "pass");
     assert_eq!(steps(&rec, out.run_id, "verifier"), 1);
-    assert_eq!(out.effective_verdict, Some(Verdict::Pass));
+    assert_eq!(out.end.effective_verdict, Some(Verdict::Pass));
 }
 
 #[tokio::test]
@@ -167,12 +170,12 @@ async fn gatekeeper_reject_goes_to_fallback_without_verifier() {
     ] {
         let (out, rec, _) = run_captured(file).await;
         assert_eq!(
-            out.trace.termination_reason.as_deref(),
+            out.end.trace.termination_reason.as_deref(),
             Some("gatekeeper_reject"),
             "{file}"
         );
         assert_eq!(steps(&rec, out.run_id, "verifier"), 0, "{file}");
-        assert!(out.degraded, "{file}");
+        assert!(out.end.degraded, "{file}");
     }
 }
 
@@ -200,14 +203,14 @@ async fn gatekeeper_low_confid_verifier_receives_only_passing_bindings() {
         !whole.contains("zebracorn-17"),
         "the unbound claim reached the Verifier"
     );
-    assert_eq!(out.ceiling, Some(Verdict::LowConfid));
+    assert_eq!(out.verdicts.ceiling, Some(Verdict::LowConfid));
 }
 
 #[tokio::test]
 async fn gatekeeper_pass_and_low_confid_both_go_through_verified_input() {
     for file in ["01_pass.toml", "16_gatekeeper_low_confid_capped.toml"] {
         let (out, _, _) = run_captured(file).await;
-        let route = out.trace.route();
+        let route = out.end.trace.route();
         let gk = route.iter().position(|n| *n == NodeId::Gatekeeper).unwrap();
         assert_eq!(route[gk + 1], NodeId::VerifiedInput, "{file}");
         assert_eq!(route[gk + 2], NodeId::Verifier, "{file}");
@@ -289,7 +292,7 @@ async fn unreferenced_or_unverified_tool_results_never_reach_the_verifier() {
         ],
     );
     let (out, _, reqs) = run_scenario(&s).await;
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     let v = serde_json::to_string(&of_role(&reqs, AgentRole::Verifier)[0]).unwrap();
     assert!(
         !v.contains("HikariPool"),
@@ -305,8 +308,8 @@ async fn unreferenced_or_unverified_tool_results_never_reach_the_verifier() {
 #[tokio::test]
 async fn gatekeeper_low_confid_effective_verdict_never_upgrades_to_pass() {
     let (out, _, _) = run_captured("16_gatekeeper_low_confid_capped.toml").await;
-    assert_eq!(out.model_verdict, Some(Verdict::Pass));
-    assert_eq!(out.effective_verdict, Some(Verdict::LowConfid));
+    assert_eq!(out.verdicts.model_verdict, Some(Verdict::Pass));
+    assert_eq!(out.end.effective_verdict, Some(Verdict::LowConfid));
     let ev = &out.self_evaluation.to_value()["verifier_evaluation"];
     assert_eq!(ev["verdict"], "LOW_CONFID");
     assert_eq!(ev["model_verdict"], "PASS");
@@ -338,8 +341,8 @@ async fn verifier_execution_failure_never_becomes_a_verdict() {
         "22_verifier_fails_twice.toml",
     ] {
         let (out, _, _) = run_captured(file).await;
-        assert_eq!(out.model_verdict, None, "{file}");
-        assert_eq!(out.effective_verdict, None, "{file}");
+        assert_eq!(out.verdicts.model_verdict, None, "{file}");
+        assert_eq!(out.end.effective_verdict, None, "{file}");
         assert_eq!(
             out.self_evaluation.to_value()["verifier_evaluation"]["verdict"],
             Value::Null
@@ -363,10 +366,10 @@ async fn composer_and_routing_read_only_the_effective_verdict() {
     let c = &of_role(&reqs, AgentRole::Composer)[0];
     assert_eq!(c.input.to_value()["verdict"], "LOW_CONFID");
     let banner = fallback::verdict_banner(Lang::En, Verdict::LowConfid).unwrap();
-    assert!(out.answer.starts_with(banner));
+    assert!(out.end.answer.starts_with(banner));
     // Model LOW_CONFID with a gap but a LOW_CONFID ceiling: no retry.
     let (out, _, _) = run_captured("24_ceiling_low_confid_no_retry.toml").await;
-    assert_eq!(out.trace.evidence_retry_count, 0);
+    assert_eq!(out.end.trace.evidence_retry_count, 0);
 }
 
 #[tokio::test]
@@ -404,7 +407,7 @@ async fn composer_technical_retry_reuses_the_same_input_and_reruns_nothing_earli
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].input, c[1].input, "{file}");
         assert_eq!(steps(&rec, out.run_id, "verifier"), 1, "{file}");
-        assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+        assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
     }
 }
 
@@ -416,11 +419,11 @@ async fn verifier_failure_fallback_shows_no_executor_claim() {
     ] {
         let (out, _, _) = run_captured(file).await;
         assert!(
-            !out.answer.contains("HighCPUUsage"),
+            !out.end.answer.contains("HighCPUUsage"),
             "{file}: {}",
-            out.answer
+            out.end.answer
         );
-        assert!(!out.answer.contains(CLAIM_TEXT));
+        assert!(!out.end.answer.contains(CLAIM_TEXT));
     }
 }
 
@@ -435,12 +438,12 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
         let input: diagraph::vocab::dto::ComposerInput =
             serde_json::from_value(c.input.to_value()).unwrap();
         assert_eq!(
-            out.answer,
+            out.end.answer,
             fallback::post_verifier_answer(Lang::En, &input),
             "{file}"
         );
         assert_eq!(
-            out.trace.termination_reason.as_deref(),
+            out.end.trace.termination_reason.as_deref(),
             Some("composer_failed")
         );
     }
@@ -460,6 +463,7 @@ async fn retry_counters_are_independent() {
         .insert(c, ScriptEntry::text(AgentRole::Composer, "{}"));
     let (out, _, _) = run_scenario(&s).await;
     let reasons: Vec<&str> = out
+        .end
         .trace
         .transitions
         .iter()
@@ -468,15 +472,16 @@ async fn retry_counters_are_independent() {
     assert!(reasons.contains(&"verifier_technical_retry"));
     assert!(reasons.contains(&"evidence_gap_retry"));
     assert!(reasons.contains(&"composer_technical_retry"));
-    assert_eq!(out.trace.evidence_retry_count, 1);
-    assert_eq!(out.trace.final_node, Some(NodeId::Composer));
+    assert_eq!(out.end.trace.evidence_retry_count, 1);
+    assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
 }
 
 #[tokio::test]
 async fn verifier_low_confid_triggers_at_most_one_evidence_retry() {
     let (out, rec, _) = run_captured("26_no_second_retry.toml").await;
-    assert_eq!(out.trace.evidence_retry_count, 1);
+    assert_eq!(out.end.trace.evidence_retry_count, 1);
     let retries = out
+        .end
         .trace
         .transitions
         .iter()
@@ -484,31 +489,31 @@ async fn verifier_low_confid_triggers_at_most_one_evidence_retry() {
         .count();
     assert_eq!(retries, 1);
     assert_eq!(steps(&rec, out.run_id, "planner"), 2);
-    assert_eq!(out.effective_verdict, Some(Verdict::LowConfid));
+    assert_eq!(out.end.effective_verdict, Some(Verdict::LowConfid));
 }
 
 #[tokio::test]
 async fn evidence_retry_loop_is_bounded_by_one_retry_and_the_recursion_limit() {
     let (out, _, _) = run_captured("26_no_second_retry.toml").await;
-    let executions = out.trace.transitions.len() + 1;
+    let executions = out.end.trace.transitions.len() + 1;
     assert!(executions < diagraph::engine::graph::RECURSION_LIMIT as usize);
-    assert_eq!(out.status, RunStatus::Success);
+    assert_eq!(out.end.status, RunStatus::Success);
 }
 
 #[tokio::test]
 async fn ceiling_caused_low_confid_does_not_trigger_an_evidence_retry() {
     let (out, rec, _) = run_captured("24_ceiling_low_confid_no_retry.toml").await;
-    assert_eq!(out.ceiling, Some(Verdict::LowConfid));
-    assert_eq!(out.trace.evidence_retry_count, 0);
+    assert_eq!(out.verdicts.ceiling, Some(Verdict::LowConfid));
+    assert_eq!(out.end.trace.evidence_retry_count, 0);
     assert_eq!(steps(&rec, out.run_id, "planner"), 1);
 }
 
 #[tokio::test]
 async fn no_extractable_gap_means_no_evidence_retry() {
     let (out, _, _) = run_captured("25_low_confid_no_gap.toml").await;
-    assert_eq!(out.effective_verdict, Some(Verdict::LowConfid));
-    assert_eq!(out.ceiling, Some(Verdict::Pass));
-    assert_eq!(out.trace.evidence_retry_count, 0);
+    assert_eq!(out.end.effective_verdict, Some(Verdict::LowConfid));
+    assert_eq!(out.verdicts.ceiling, Some(Verdict::Pass));
+    assert_eq!(out.end.trace.evidence_retry_count, 0);
 }
 
 #[tokio::test]
@@ -602,9 +607,9 @@ async fn orchestration_does_not_merge_claim_text_across_rounds() {
 async fn composer_exhaustion_ends_with_the_fixed_template() {
     let (out, rec, _) = run_captured("31_composer_exhausted.toml").await;
     assert_eq!(steps(&rec, out.run_id, "composer"), 2);
-    assert_eq!(out.trace.route().last(), Some(&NodeId::Fallback));
-    assert!(out.degraded && out.status == RunStatus::Success);
-    assert!(!out.answer.contains("Sure! Here is the answer."));
+    assert_eq!(out.end.trace.route().last(), Some(&NodeId::Fallback));
+    assert!(out.end.degraded && out.end.status == RunStatus::Success);
+    assert!(!out.end.answer.contains("Sure! Here is the answer."));
 }
 
 // ---- 证据和安全 ----
@@ -678,15 +683,15 @@ async fn no_evidence_is_never_worded_as_ruled_out() {
     )
     .unwrap();
     assert_eq!(find_overstatement(&final_output), None);
-    assert!(!out.answer.to_lowercase().contains("ruled out"));
+    assert!(!out.end.answer.to_lowercase().contains("ruled out"));
 }
 
 #[tokio::test]
 async fn reject_fallback_leaks_no_executor_answer_or_unverified_root_cause() {
     let (out, _, _) = run_captured("15_gatekeeper_negative_on_positive.toml").await;
-    assert!(!out.answer.contains("zebracorn-17"));
+    assert!(!out.end.answer.contains("zebracorn-17"));
     assert!(
-        !out.answer.contains(CLAIM_TEXT),
+        !out.end.answer.contains(CLAIM_TEXT),
         "a partly passing claim leaked"
     );
 }
@@ -700,14 +705,14 @@ async fn pre_verification_fallbacks_show_no_executor_claim() {
     ] {
         let (out, _, _) = run_captured(file).await;
         assert!(
-            !out.answer.contains("zebracorn-17"),
+            !out.end.answer.contains("zebracorn-17"),
             "{file}: {}",
-            out.answer
+            out.end.answer
         );
         assert!(
-            !out.answer.contains("HighCPUUsage"),
+            !out.end.answer.contains("HighCPUUsage"),
             "{file}: {}",
-            out.answer
+            out.end.answer
         );
     }
 }
@@ -729,7 +734,7 @@ async fn pre_verification_fallback_shows_only_status_counts_limits_and_review_hi
             .collect();
         let counts = fallback::ToolCounts::from_invocations(&invs);
         assert_eq!(
-            out.answer,
+            out.end.answer,
             fallback::pre_verification_answer(Lang::En, reason, counts, out.run_id),
             "{file}"
         );
@@ -755,11 +760,11 @@ async fn prompt_injection_in_tool_or_claim_text_changes_no_route() {
     s.script[last] = ScriptEntry::text(AgentRole::Executor, text);
     let (out, rec, _) = run_scenario(&s).await;
     assert_eq!(
-        out.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.as_deref(),
         Some("gatekeeper_reject")
     );
     assert_eq!(steps(&rec, out.run_id, "verifier"), 0);
-    assert!(!out.answer.contains(injection));
+    assert!(!out.end.answer.contains(injection));
     // An injected verifier rationale cannot lift a LOW_CONFID ceiling.
     let mut s = load_scenario("16_gatekeeper_low_confid_capped.toml");
     let v = first_entry(&s, AgentRole::Verifier);
@@ -770,5 +775,5 @@ async fn prompt_injection_in_tool_or_claim_text_changes_no_route() {
         ),
     );
     let (out, _, _) = run_scenario(&s).await;
-    assert_eq!(out.effective_verdict, Some(Verdict::LowConfid));
+    assert_eq!(out.end.effective_verdict, Some(Verdict::LowConfid));
 }

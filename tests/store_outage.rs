@@ -15,10 +15,12 @@
 mod mysql_support;
 
 use diagraph::store::{ProcessOwner, Store};
-use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::NodeId;
 use diagraph::vocab::record::Recorder;
 use diagraph::vocab::record::{AgentStep, RecordError, RunFinish, RunStart};
+use diagraph::vocab::run::RunStatus;
+use diagraph::vocab::run::{Failure, FailureClass, RunEnd};
 use diagraph::vocab::tool::ToolInvocation;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -339,22 +341,25 @@ async fn server_killed_mid_run() {
     live.push(e);
     let finish = RunFinish {
         run_id,
-        status: RunStatus::Failed,
-        answer: String::new(),
-        degraded: false,
-        effective_verdict: None,
+        end: RunEnd {
+            status: RunStatus::Failed,
+            degraded: false,
+            answer: String::new(),
+            effective_verdict: None,
+            trace: serde_json::from_value(json!({"version": "stategraph-v1", "transitions": [],
+            "final_node": "executor", "termination_reason": "store_unavailable", "degraded": false,
+            "evidence_retry_count": 0}))
+            .unwrap(),
+            failure: Some(Failure::new(
+                FailureClass::Store,
+                "store unavailable mid-run",
+            )),
+        },
         duration_ms: 1234,
         token_count: 1,
         step_count: 1,
         tool_call_count: 1,
         self_evaluation: None,
-        orchestration_trace: serde_json::from_value(
-            json!({"version": "stategraph-v1", "transitions": [],
-            "final_node": "executor", "termination_reason": "store_unavailable", "degraded": false,
-            "evidence_retry_count": 0}),
-        )
-        .unwrap(),
-        failure_reason: Some("store unavailable mid-run".into()),
     };
     retry(Duration::from_secs(30), || store.finish_run(&finish))
         .await
@@ -496,12 +501,13 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
         .expect("the run hung after the outage")
         .expect("the run panicked")
         .expect("the run was not persisted although the server came back");
-    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(outcome.end.status, RunStatus::Failed);
     assert!(
         outcome
-            .failure_reason
-            .as_deref()
-            .is_some_and(|r| !r.is_empty()),
+            .end
+            .failure
+            .as_ref()
+            .is_some_and(|f| !f.message.is_empty()),
         "a FAILED run names its reason"
     );
 
@@ -514,7 +520,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     let stored_route = &trace["run"]["orchestrationTrace"];
     assert!(stored_route.is_object(), "{trace}");
     assert_eq!(
-        serde_json::to_value(&outcome.trace).unwrap(),
+        serde_json::to_value(&outcome.end.trace).unwrap(),
         *stored_route,
         "the stored partial trace is the one the engine built"
     );

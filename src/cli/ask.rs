@@ -5,7 +5,7 @@ use super::setup::{Output, Setup};
 use crate::config::Config;
 use crate::engine::{RunOutcome, RunRequest};
 use crate::scenario::Scenario;
-use crate::vocab::events::RunStatus;
+use crate::vocab::run::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -70,7 +70,7 @@ pub async fn run(
     } else {
         print_human(&outcome);
     }
-    Ok(match outcome.status {
+    Ok(match outcome.end.status {
         RunStatus::Success => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     })
@@ -78,10 +78,11 @@ pub async fn run(
 
 fn print_human(outcome: &RunOutcome) {
     let verdict = outcome
+        .end
         .effective_verdict
         .map(|v| v.as_str())
         .unwrap_or("none");
-    let capped = match (outcome.model_verdict, outcome.ceiling) {
+    let capped = match (outcome.verdicts.model_verdict, outcome.verdicts.ceiling) {
         (Some(m), Some(c)) if m > c => format!(" (model {m}, capped by ceiling {c})"),
         _ => String::new(),
     };
@@ -89,16 +90,26 @@ fn print_human(outcome: &RunOutcome) {
         "run {} · session {} · {} · verdict {verdict}{capped}{}",
         outcome.run_id,
         outcome.session_id,
-        outcome.status.as_str(),
-        if outcome.degraded { " · degraded" } else { "" }
+        outcome.end.status.as_str(),
+        if outcome.end.degraded {
+            " · degraded"
+        } else {
+            ""
+        }
     );
-    let route: Vec<&str> = outcome.trace.route().iter().map(|n| n.as_str()).collect();
+    let route: Vec<&str> = outcome
+        .end
+        .trace
+        .route()
+        .iter()
+        .map(|n| n.as_str())
+        .collect();
     println!("route: {}", route.join(" -> "));
-    if let Some(reason) = &outcome.failure_reason {
+    if let Some(reason) = &outcome.end.failure {
         println!("failure: {reason}");
     }
     println!();
-    println!("{}", sanitize_for_terminal(&outcome.answer));
+    println!("{}", sanitize_for_terminal(&outcome.end.answer));
     println!();
     println!("trace: diagraph trace {}", outcome.run_id);
 }

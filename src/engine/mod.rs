@@ -19,11 +19,10 @@ pub use recorder::{MemoryRecorder, NullRecorder};
 use crate::model::ChatModel;
 use crate::tools::ToolRegistry;
 use crate::vocab::catalog::Catalog;
-use crate::vocab::contracts::Verdict;
 use crate::vocab::evaluation::SelfEvaluation;
-use crate::vocab::events::{EngineEvent, RunStatus};
+use crate::vocab::events::EngineEvent;
 use crate::vocab::record::{RecordError, Recorder};
-use crate::vocab::trace::OrchestrationTrace;
+use crate::vocab::run::{RunEnd, VerdictSnapshot};
 use nodes::gatekeeper::GatekeeperRules;
 use prompts::Prompts;
 use serde_json::Value;
@@ -125,19 +124,16 @@ impl RunRequest {
     }
 }
 
+/// What [`Engine::run`] returns: how the run ended, with its audit record
+/// and every event it emitted.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub run_id: i64,
     pub session_id: String,
-    pub status: RunStatus,
-    pub answer: String,
-    pub degraded: bool,
-    pub effective_verdict: Option<Verdict>,
-    pub model_verdict: Option<Verdict>,
-    pub ceiling: Option<Verdict>,
-    pub trace: OrchestrationTrace,
+    pub end: RunEnd,
+    /// The last verdict snapshot (model verdict, ceiling, effective).
+    pub verdicts: VerdictSnapshot,
     pub self_evaluation: Arc<SelfEvaluation>,
-    pub failure_reason: Option<String>,
     /// Every event the run emitted, in order.
     pub events: Vec<EngineEvent>,
 }
@@ -148,11 +144,11 @@ impl RunOutcome {
         serde_json::json!({
             "run_id": self.run_id,
             "session_id": self.session_id,
-            "status": self.status.as_str(),
-            "answer": self.answer,
-            "degraded": self.degraded,
-            "effective_verdict": self.effective_verdict.map(|v| v.as_str()),
-            "orchestration_trace": self.trace,
+            "status": self.end.status.as_str(),
+            "answer": self.end.answer,
+            "degraded": self.end.degraded,
+            "effective_verdict": self.end.effective_verdict.map(|v| v.as_str()),
+            "orchestration_trace": self.end.trace,
         })
     }
 }

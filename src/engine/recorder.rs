@@ -79,7 +79,7 @@ impl Recorder for MemoryRecorder {
             .map(|(h, s, f)| HistoryTurn {
                 run_id: h.run_id,
                 question: s.question.clone(),
-                answer: f.as_ref().map(|f| f.answer.clone()).unwrap_or_default(),
+                answer: f.as_ref().map(|f| f.end.answer.clone()).unwrap_or_default(),
             })
             .collect();
         let skip = turns.len().saturating_sub(limit);

@@ -18,6 +18,7 @@ use crate::vocab::dto::{
 };
 use crate::vocab::evaluation::ParseStatusRecord;
 use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::tool::ToolInvocation;
 use crate::vocab::trace::NodeEvent;
 use std::sync::Arc;
@@ -223,15 +224,6 @@ impl RunState {
     pub fn recursion_limit_reached(&self) -> bool {
         self.counters.node_executions >= crate::engine::graph::RECURSION_LIMIT
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct VerdictSnapshot {
-    pub model_verdict: Option<Verdict>,
-    pub ceiling: Option<Verdict>,
-    pub effective_verdict: Option<Verdict>,
-    pub groundedness_score: Option<f64>,
-    pub evidence_retry_count: u32,
 }
 
 #[cfg(test)]

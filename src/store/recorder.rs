@@ -13,9 +13,11 @@ use crate::store::connect::{one_line, record_error};
 use crate::store::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
 use crate::store::journal::{self, insert_events};
 use crate::vocab::agent::HistoryTurn;
-use crate::vocab::events::{EngineEvent, RunStatus};
+use crate::vocab::events::EngineEvent;
 use crate::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
+use crate::vocab::run::{RunEnd, RunStatus};
 use crate::vocab::tool::{InvocationId, LOOKUP_KNOWLEDGE, ToolInvocation};
+use crate::vocab::trace::build_trace;
 use async_trait::async_trait;
 
 // A run never updates its session row: concurrent runs of one session each
@@ -259,7 +261,7 @@ impl Recorder for Store {
     }
 
     async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
-        if finish.status == RunStatus::Running {
+        if finish.end.status == RunStatus::Running {
             return Err(RecordError::Rejected(format!(
                 "run {} cannot finish as RUNNING",
                 finish.run_id
@@ -268,23 +270,23 @@ impl Recorder for Store {
         let events = self.journal.take(finish.run_id);
         let rows = journal::rows(&events)?;
         let self_eval = json_text(&finish.self_evaluation);
-        let trace = json_text(&finish.orchestration_trace);
+        let trace = json_text(&Some(&finish.end.trace));
         let now = now_ms();
         let result = with_pool!(&self.db, p => async {
             let mut tx = p.begin().await?;
             insert_events!(self.db, &mut *tx, rows)?;
             sqlx::query(FINISH_RUN)
-                .bind(finish.status.as_str())
-                .bind(&finish.answer)
-                .bind(i64::from(finish.degraded))
-                .bind(finish.effective_verdict.as_deref())
+                .bind(finish.end.status.as_str())
+                .bind(&finish.end.answer)
+                .bind(i64::from(finish.end.degraded))
+                .bind(finish.end.effective_verdict.map(|v| v.as_str()))
                 .bind(to_i64(finish.duration_ms))
                 .bind(to_i64(finish.token_count))
                 .bind(i64::from(finish.step_count))
                 .bind(i64::from(finish.tool_call_count))
                 .bind(self_eval.as_deref())
                 .bind(trace.as_deref())
-                .bind(finish.failure_reason.as_deref())
+                .bind(finish.end.failure.as_ref().map(|f| f.message.as_str()))
                 .bind(now)
                 .bind(now)
                 .bind(finish.run_id)
@@ -324,17 +326,19 @@ impl Recorder for Store {
         let id = self.record_tool_invocation(&invocation).await?;
         let finish = RunFinish {
             run_id: handle.run_id,
-            status: RunStatus::Success,
-            answer: String::new(),
-            degraded: false,
-            effective_verdict: None,
+            end: RunEnd {
+                status: RunStatus::Success,
+                degraded: false,
+                answer: String::new(),
+                effective_verdict: None,
+                trace: build_trace(&[], 0),
+                failure: None,
+            },
             duration_ms: 0,
             token_count: 0,
             step_count: 0,
             tool_call_count: 1,
             self_evaluation: None,
-            orchestration_trace: None,
-            failure_reason: None,
         };
         self.finish_run(&finish).await?;
         Ok(id)

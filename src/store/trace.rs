@@ -180,19 +180,13 @@ fn decorate(run: &mut Map<String, Value>, events: &[EngineEvent]) {
             EventKind::GatekeeperChecked { result } => {
                 gatekeeper = serde_json::to_value(result).ok()
             }
-            EventKind::VerdictUpdated {
-                model_verdict,
-                ceiling,
-                effective_verdict,
-                groundedness_score,
-                evidence_retry_count,
-            } => {
+            EventKind::VerdictUpdated(v) => {
                 verdicts = Some(json!({
-                    "modelVerdict": model_verdict,
-                    "ceiling": ceiling,
-                    "effectiveVerdict": effective_verdict,
-                    "groundednessScore": groundedness_score,
-                    "evidenceRetryCount": evidence_retry_count,
+                    "modelVerdict": v.model_verdict,
+                    "ceiling": v.ceiling,
+                    "effectiveVerdict": v.effective_verdict,
+                    "groundednessScore": v.groundedness_score,
+                    "evidenceRetryCount": v.evidence_retry_count,
                 }));
             }
             _ => {}

@@ -6,8 +6,9 @@
 
 use crate::vocab::agent::AgentRole;
 use crate::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
-use crate::vocab::events::{EngineEvent, EventKind, RunStatus};
+use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::run::{RunEnd, RunStatus, VerdictSnapshot};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use crate::vocab::trace::{NodeEvent, build_trace};
 use std::sync::Arc;
@@ -193,26 +194,26 @@ impl RunBuilder {
             (m, None) => m,
             (None, c) => c,
         };
-        self.push(EventKind::VerdictUpdated {
+        self.push(EventKind::VerdictUpdated(VerdictSnapshot {
             model_verdict: model,
             ceiling,
             effective_verdict: effective,
             groundedness_score: score,
             evidence_retry_count: self.evidence_retries,
-        })
+        }))
     }
 
     pub fn done(&mut self, answer: &str, verdict: Option<Verdict>) -> Vec<EngineEvent> {
         let trace = build_trace(&self.node_events, self.evidence_retries);
         let degraded = trace.degraded;
-        self.push(EventKind::RunFinished {
+        self.push(EventKind::RunFinished(RunEnd {
             status: RunStatus::Success,
             degraded,
             answer: answer.into(),
             effective_verdict: verdict,
             trace,
-            failure_reason: None,
-        });
+            failure: None,
+        }));
         self.events.clone()
     }
 }

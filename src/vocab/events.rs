@@ -3,9 +3,9 @@
 //! sequence number, so a consumer can drop events of a run it no longer
 //! shows and a replay can restore the exact order.
 
-use super::contracts::{GatekeeperResult, Lang, Verdict};
+use super::contracts::{GatekeeperResult, Lang};
 use super::graph::{NodeId, Outcome};
-use super::trace::OrchestrationTrace;
+use super::run::{RunEnd, VerdictSnapshot};
 use crate::vocab::agent::AgentRole;
 use crate::vocab::tool::ToolInvocation;
 use serde::{Deserialize, Serialize};
@@ -19,33 +19,6 @@ pub struct EngineEvent {
     /// Milliseconds since the run started.
     pub at_ms: u64,
     pub kind: EventKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum RunStatus {
-    Running,
-    Success,
-    Failed,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "RUNNING",
-            RunStatus::Success => "SUCCESS",
-            RunStatus::Failed => "FAILED",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RunStatus> {
-        match s {
-            "RUNNING" => Some(RunStatus::Running),
-            "SUCCESS" => Some(RunStatus::Success),
-            "FAILED" => Some(RunStatus::Failed),
-            _ => None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,13 +59,7 @@ pub enum EventKind {
     GatekeeperChecked {
         result: Arc<GatekeeperResult>,
     },
-    VerdictUpdated {
-        model_verdict: Option<Verdict>,
-        ceiling: Option<Verdict>,
-        effective_verdict: Option<Verdict>,
-        groundedness_score: Option<f64>,
-        evidence_retry_count: u32,
-    },
+    VerdictUpdated(VerdictSnapshot),
     /// The one terminal event of a node attempt (seed 003 section 7.5),
     /// with the edge the router chose.
     NodeFinished {
@@ -106,19 +73,11 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         detail: String,
     },
-    RunFinished {
-        status: RunStatus,
-        degraded: bool,
-        answer: String,
-        effective_verdict: Option<Verdict>,
-        trace: OrchestrationTrace,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        failure_reason: Option<String>,
-    },
+    RunFinished(RunEnd),
 }
 
 impl EngineEvent {
     pub fn is_terminal(&self) -> bool {
-        matches!(self.kind, EventKind::RunFinished { .. })
+        matches!(self.kind, EventKind::RunFinished(_))
     }
 }

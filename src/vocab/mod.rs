@@ -16,5 +16,6 @@ pub mod events;
 pub mod graph;
 pub mod prerendered;
 pub mod record;
+pub mod run;
 pub mod tool;
 pub mod trace;

@@ -9,9 +9,9 @@
 
 use super::agent::HistoryTurn;
 use super::evaluation::SelfEvaluation;
-use super::events::{EngineEvent, RunStatus};
+use super::events::EngineEvent;
+use super::run::RunEnd;
 use super::tool::{InvocationId, ToolInvocation};
-use super::trace::OrchestrationTrace;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -73,21 +73,18 @@ pub struct AgentStep {
     pub error: Option<String>,
 }
 
+/// The run row's final write: how the run ended, plus its totals and
+/// audit record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFinish {
     pub run_id: i64,
-    pub status: RunStatus,
-    pub answer: String,
-    pub degraded: bool,
-    pub effective_verdict: Option<String>,
+    pub end: RunEnd,
     pub duration_ms: u64,
     pub token_count: u64,
     pub step_count: u32,
     pub tool_call_count: u32,
     /// None for a run that ended before its evaluation could be built.
     pub self_evaluation: Option<Arc<SelfEvaluation>>,
-    pub orchestration_trace: Option<OrchestrationTrace>,
-    pub failure_reason: Option<String>,
 }
 
 #[async_trait]

@@ -33,10 +33,13 @@ use diagraph::knowledge::{KnowledgeDoc, KnowledgeIndex};
 use diagraph::store::{ProcessOwner, Store, StoreError};
 use diagraph::tools::pack::{Pack, PackManifest};
 use diagraph::vocab::catalog::DomainInfo;
-use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::NodeId;
 use diagraph::vocab::record::Recorder;
 use diagraph::vocab::record::{AgentStep, RunFinish, RunStart};
+use diagraph::vocab::run::RunStatus;
+use diagraph::vocab::run::{Failure, FailureClass, RunEnd};
+use diagraph::vocab::trace::build_trace;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use synthetic::pass_run;
@@ -311,23 +314,10 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
     };
     store.record_event(&entered).await.unwrap();
     store
-        .finish_run(&RunFinish {
-            run_id: handle.run_id,
-            status: RunStatus::Failed,
-            answer: String::new(),
-            degraded: false,
-            effective_verdict: None,
-            duration_ms: 5,
-            token_count: 0,
-            step_count: 0,
-            tool_call_count: 0,
-            self_evaluation: None,
-            orchestration_trace: serde_json::from_value(json!({"version": "stategraph-v1",
+        .finish_run(&RunFinish { run_id: handle.run_id, end: RunEnd { status: RunStatus::Failed, degraded: false, answer: String::new(), effective_verdict: None, trace: serde_json::from_value(json!({"version": "stategraph-v1",
                 "transitions": [], "final_node": null, "termination_reason": null, "degraded": false,
                 "evidence_retry_count": 0}))
-            .unwrap(),
-            failure_reason: Some("store unavailable: connection refused".into()),
-        })
+            .unwrap(), failure: Some(Failure::new(FailureClass::Store, "store unavailable: connection refused")) }, duration_ms: 5, token_count: 0, step_count: 0, tool_call_count: 0, self_evaluation: None })
         .await
         .unwrap();
     let trace = store.run_trace(handle.run_id).await.unwrap();
@@ -343,21 +333,23 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
     // Finishing a run that does not exist is refused.
     let mut ghost = RunFinish {
         run_id: handle.run_id + 10_000,
-        status: RunStatus::Failed,
-        answer: String::new(),
-        degraded: false,
-        effective_verdict: None,
+        end: RunEnd {
+            status: RunStatus::Failed,
+            degraded: false,
+            answer: String::new(),
+            effective_verdict: None,
+            trace: build_trace(&[], 0),
+            failure: None,
+        },
         duration_ms: 0,
         token_count: 0,
         step_count: 0,
         tool_call_count: 0,
         self_evaluation: None,
-        orchestration_trace: None,
-        failure_reason: None,
     };
     assert!(store.finish_run(&ghost).await.is_err());
     ghost.run_id = handle.run_id;
-    ghost.status = RunStatus::Running;
+    ghost.end.status = RunStatus::Running;
     assert!(store.finish_run(&ghost).await.is_err());
 }
 

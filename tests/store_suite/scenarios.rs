@@ -62,22 +62,22 @@ pub async fn check_stored_run(store: &Store, s: &Scenario, out: &RunOutcome) {
     let trace = store.run_trace(out.run_id).await.unwrap();
     let run = &trace["run"];
     assert_eq!(run["runId"], json!(out.run_id), "{name}");
-    assert_eq!(run["status"], out.status.as_str(), "{name}");
-    assert_eq!(run["degraded"], json!(out.degraded), "{name}");
-    assert_eq!(run["answer"], json!(out.answer), "{name}");
+    assert_eq!(run["status"], out.end.status.as_str(), "{name}");
+    assert_eq!(run["degraded"], json!(out.end.degraded), "{name}");
+    assert_eq!(run["answer"], json!(out.end.answer), "{name}");
     assert_eq!(
         run["effectiveVerdict"],
-        json!(out.effective_verdict.map(|v| v.as_str())),
+        json!(out.end.effective_verdict.map(|v| v.as_str())),
         "{name}"
     );
     assert_eq!(
         run["orchestrationTrace"],
-        serde_json::to_value(&out.trace).unwrap(),
+        serde_json::to_value(&out.end.trace).unwrap(),
         "{name}"
     );
     assert_eq!(
         run["route"],
-        serde_json::to_value(out.trace.route()).unwrap(),
+        serde_json::to_value(out.end.trace.route()).unwrap(),
         "{name}"
     );
     if let Some(want) = &s.expect_route {
@@ -141,9 +141,7 @@ pub async fn check_stored_run(store: &Store, s: &Scenario, out: &RunOutcome) {
         "{name}"
     );
     let last_verdict = out.events.iter().rev().find_map(|e| match &e.kind {
-        EventKind::VerdictUpdated {
-            effective_verdict, ..
-        } => Some(json!(effective_verdict)),
+        EventKind::VerdictUpdated(v) => Some(json!(v.effective_verdict)),
         _ => None,
     });
     if let Some(v) = last_verdict {

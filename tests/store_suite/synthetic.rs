@@ -9,10 +9,12 @@ use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
 use diagraph::vocab::contracts::{Lang, Verdict};
 use diagraph::vocab::evaluation::SelfEvaluation;
-use diagraph::vocab::events::{EngineEvent, EventKind, RunStatus};
+use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::{NodeId, Outcome};
 use diagraph::vocab::record::Recorder;
 use diagraph::vocab::record::{AgentStep, RunFinish, RunHandle, RunStart};
+use diagraph::vocab::run::RunStatus;
+use diagraph::vocab::run::{RunEnd, VerdictSnapshot};
 use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use diagraph::vocab::trace::{NodeEvent, build_trace};
 use serde_json::json;
@@ -279,13 +281,13 @@ pub async fn pass_run(
         e.model_call(AgentRole::Verifier, 4, "{\"verdict\":\"PASS\"}", 0)
             .await,
     );
-    e.emit(EventKind::VerdictUpdated {
+    e.emit(EventKind::VerdictUpdated(VerdictSnapshot {
         model_verdict: Some(Verdict::Pass),
         ceiling: Some(Verdict::Pass),
         effective_verdict: Some(Verdict::Pass),
         groundedness_score: Some(0.875),
         evidence_retry_count: 0,
-    })
+    }))
     .await;
     e.finish(
         NodeId::Verifier,
@@ -308,14 +310,14 @@ pub async fn pass_run(
     .await;
     let trace = build_trace(&e.nodes, 0);
     let answer = format!("The {service} connection pool is exhausted.");
-    e.emit(EventKind::RunFinished {
+    e.emit(EventKind::RunFinished(RunEnd {
         status: RunStatus::Success,
         degraded: false,
         answer: answer.clone(),
         effective_verdict: Some(Verdict::Pass),
         trace: trace.clone(),
-        failure_reason: None,
-    })
+        failure: None,
+    }))
     .await;
     let self_evaluation: SelfEvaluation = serde_json::from_value(json!({
         "verifier_evaluation": {
@@ -351,17 +353,19 @@ pub async fn pass_run(
     .unwrap();
     rec.finish_run(&RunFinish {
         run_id: handle.run_id,
-        status: RunStatus::Success,
-        answer,
-        degraded: false,
-        effective_verdict: Some("PASS".into()),
+        end: RunEnd {
+            status: RunStatus::Success,
+            degraded: false,
+            answer,
+            effective_verdict: Some(Verdict::Pass),
+            trace,
+            failure: None,
+        },
         duration_ms: 42,
         token_count: 500,
         step_count: steps.len() as u32,
         tool_call_count: 1,
         self_evaluation: Some(self_evaluation.into()),
-        orchestration_trace: Some(trace),
-        failure_reason: None,
     })
     .await
     .unwrap();

@@ -11,11 +11,13 @@ pub(crate) use emit::Emitter;
 
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
-use crate::engine::state::{RunState, VerdictSnapshot};
+use crate::engine::state::RunState;
 use crate::engine::{Engine, FaultInjection};
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::Outcome;
 use crate::vocab::record::RecordError;
+use crate::vocab::run::VerdictSnapshot;
+use crate::vocab::run::{Failure, FailureClass};
 use std::time::Instant;
 
 /// Why a run stopped without an answer.
@@ -28,15 +30,20 @@ pub(crate) enum Unhandled {
 }
 
 impl Unhandled {
-    pub fn reason(&self) -> String {
+    pub fn failure(&self) -> Failure {
         match self {
-            Unhandled::Record(e) => format!("store error: {e}"),
-            Unhandled::Cancelled => "cancelled".into(),
-            Unhandled::RecursionLimit => format!(
-                "recursion limit of {} node executions reached",
-                graph::RECURSION_LIMIT
+            Unhandled::Record(e) => Failure::new(FailureClass::Store, format!("store error: {e}")),
+            Unhandled::Cancelled => Failure::new(FailureClass::Cancelled, "cancelled"),
+            Unhandled::RecursionLimit => Failure::new(
+                FailureClass::Internal,
+                format!(
+                    "recursion limit of {} node executions reached",
+                    graph::RECURSION_LIMIT
+                ),
             ),
-            Unhandled::Internal(m) => format!("internal error: {m}"),
+            Unhandled::Internal(m) => {
+                Failure::new(FailureClass::Internal, format!("internal error: {m}"))
+            }
         }
     }
 }

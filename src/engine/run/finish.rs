@@ -5,9 +5,10 @@
 use crate::engine::ctx::{RunCtx, Unhandled};
 use crate::engine::{EngineError, RunOutcome};
 use crate::vocab::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
-use crate::vocab::events::{EventKind, RunStatus};
+use crate::vocab::events::EventKind;
 use crate::vocab::record::{RecordError, RunFinish};
-use crate::vocab::trace::{OrchestrationTrace, build_trace};
+use crate::vocab::run::{Failure, RunEnd, RunStatus};
+use crate::vocab::trace::build_trace;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -27,22 +28,13 @@ impl RunCtx<'_> {
                     .await;
             }
         };
-        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
+        let end = self.end(RunStatus::Success, answer, None);
         let evaluation = Arc::new(self.self_evaluation());
-        let finish = self.run_finish(RunStatus::Success, &answer, &trace, &evaluation);
+        let finish = self.run_finish(&end, &evaluation);
         if let Err(e) = self.engine.recorder.finish_run(&finish).await {
             return self.finish_failed(Unhandled::Record(e)).await;
         }
-        self.emitter
-            .push(EventKind::RunFinished {
-                status: RunStatus::Success,
-                degraded: trace.degraded,
-                answer: answer.clone(),
-                effective_verdict: self.state.effective_verdict,
-                trace: trace.clone(),
-                failure_reason: None,
-            })
-            .await;
+        self.emitter.push(EventKind::RunFinished(end.clone())).await;
         if let Err(e) = self.emitter.persist_pending().await {
             // The run row is final; only the journal tail is missing.
             if let Err(store) = self.persist_with_backoff(None).await {
@@ -53,28 +45,19 @@ impl RunCtx<'_> {
                 });
             }
         }
-        Ok(self.outcome(RunStatus::Success, answer, trace, evaluation))
+        Ok(self.outcome(end, evaluation))
     }
 
     pub(super) async fn finish_failed(
         mut self,
         failure: Unhandled,
     ) -> Result<RunOutcome, EngineError> {
-        let reason = failure.reason();
-        self.state.failure_reason = Some(reason.clone());
-        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
-        self.emitter
-            .push(EventKind::RunFinished {
-                status: RunStatus::Failed,
-                degraded: trace.degraded,
-                answer: String::new(),
-                effective_verdict: self.state.effective_verdict,
-                trace: trace.clone(),
-                failure_reason: Some(reason.clone()),
-            })
-            .await;
+        let failure = failure.failure();
+        let reason = failure.message.clone();
+        let end = self.end(RunStatus::Failed, String::new(), Some(failure));
+        self.emitter.push(EventKind::RunFinished(end.clone())).await;
         let evaluation = Arc::new(self.self_evaluation());
-        let finish = self.run_finish(RunStatus::Failed, "", &trace, &evaluation);
+        let finish = self.run_finish(&end, &evaluation);
         if let Err(store) = self.persist_with_backoff(Some(&finish)).await {
             return Err(EngineError::Unpersisted {
                 run_id: self.state.run_id,
@@ -82,7 +65,7 @@ impl RunCtx<'_> {
                 store,
             });
         }
-        Ok(self.outcome(RunStatus::Failed, String::new(), trace, evaluation))
+        Ok(self.outcome(end, evaluation))
     }
 
     /// Journals the pending events and then (if given) writes the run row,
@@ -113,28 +96,30 @@ impl RunCtx<'_> {
         }
     }
 
+    /// How the run ended, with the trace of the node events so far.
+    fn end(&self, status: RunStatus, answer: String, failure: Option<Failure>) -> RunEnd {
+        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
+        RunEnd {
+            status,
+            degraded: trace.degraded,
+            answer,
+            effective_verdict: self.state.effective_verdict,
+            trace,
+            failure,
+        }
+    }
+
     /// The run row; it shares the one `evaluation` the outcome returns.
-    fn run_finish(
-        &self,
-        status: RunStatus,
-        answer: &str,
-        trace: &OrchestrationTrace,
-        evaluation: &Arc<SelfEvaluation>,
-    ) -> RunFinish {
+    fn run_finish(&self, end: &RunEnd, evaluation: &Arc<SelfEvaluation>) -> RunFinish {
         let s = &self.state;
         RunFinish {
             run_id: s.run_id,
-            status,
-            answer: answer.to_string(),
-            degraded: trace.degraded,
-            effective_verdict: s.effective_verdict.map(|v| v.as_str().to_string()),
+            end: end.clone(),
             duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             token_count: s.counters.tokens,
             step_count: s.counters.agent_steps,
             tool_call_count: s.counters.tool_calls,
             self_evaluation: Some(Arc::clone(evaluation)),
-            orchestration_trace: Some(trace.clone()),
-            failure_reason: s.failure_reason.clone(),
         }
     }
 
@@ -165,25 +150,13 @@ impl RunCtx<'_> {
         }
     }
 
-    fn outcome(
-        self,
-        status: RunStatus,
-        answer: String,
-        trace: OrchestrationTrace,
-        self_evaluation: Arc<SelfEvaluation>,
-    ) -> RunOutcome {
+    fn outcome(self, end: RunEnd, self_evaluation: Arc<SelfEvaluation>) -> RunOutcome {
         RunOutcome {
             run_id: self.state.run_id,
             session_id: self.state.session_id.clone(),
-            status,
-            answer,
-            degraded: trace.degraded,
-            effective_verdict: self.state.effective_verdict,
-            model_verdict: self.state.model_verdict,
-            ceiling: self.state.ceiling,
-            trace,
+            verdicts: self.state.verdict_snapshot(),
+            end,
             self_evaluation,
-            failure_reason: self.state.failure_reason.clone(),
             events: self.emitter.into_events(),
         }
     }

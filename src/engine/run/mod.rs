@@ -14,11 +14,12 @@ use crate::engine::ctx::{Emitter, NodeResult, RunCtx, Unhandled};
 
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
-use crate::engine::state::{RunState, VerdictSnapshot};
+use crate::engine::state::RunState;
 use crate::engine::{Engine, EngineError, RunOutcome, RunRequest, StepCommand, StepGate};
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::NodeId;
 use crate::vocab::record::RunStart;
+use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::trace::NodeEvent;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -118,14 +119,7 @@ impl RunCtx<'_> {
             return Ok(());
         }
         self.verdicts = now;
-        self.emit(EventKind::VerdictUpdated {
-            model_verdict: now.model_verdict,
-            ceiling: now.ceiling,
-            effective_verdict: now.effective_verdict,
-            groundedness_score: now.groundedness_score,
-            evidence_retry_count: now.evidence_retry_count,
-        })
-        .await
+        self.emit(EventKind::VerdictUpdated(now)).await
     }
 }
 

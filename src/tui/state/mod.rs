@@ -10,7 +10,7 @@
 
 pub mod run_view;
 
-pub use run_view::{Finished, RunView, TransitionRow, VerdictView};
+pub use run_view::{RunView, TransitionRow};
 
 use crate::store::RunSummary;
 use crate::tui::keymap::Keymap;

@@ -3,9 +3,10 @@
 //! way, so replay position k is exactly `fold(events[..k])` and shows what
 //! the live run showed after its k-th event.
 
-use crate::vocab::contracts::{GatekeeperResult, Verdict};
-use crate::vocab::events::{EngineEvent, EventKind, RunStatus};
+use crate::vocab::contracts::GatekeeperResult;
+use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::run::{RunEnd, VerdictSnapshot};
 use crate::vocab::tool::ToolInvocation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,31 +19,6 @@ pub struct TransitionRow {
     pub reason_code: String,
     pub attempt: u32,
     pub detail: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct VerdictView {
-    pub model_verdict: Option<Verdict>,
-    pub ceiling: Option<Verdict>,
-    pub effective_verdict: Option<Verdict>,
-    pub groundedness_score: Option<f64>,
-    pub evidence_retry_count: u32,
-}
-
-impl VerdictView {
-    /// The ceiling lowered the model's verdict.
-    pub fn is_capped(&self) -> bool {
-        matches!((self.model_verdict, self.ceiling), (Some(m), Some(c)) if c < m)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    pub status: RunStatus,
-    pub degraded: bool,
-    pub answer: String,
-    pub effective_verdict: Option<Verdict>,
-    pub failure_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,11 +42,11 @@ pub struct RunView {
     pub invocations: Vec<Arc<ToolInvocation>>,
     pub gatekeeper: Option<Arc<GatekeeperResult>>,
     pub gatekeeper_rounds: u32,
-    pub verdict: VerdictView,
+    pub verdict: VerdictSnapshot,
     pub model_calls: u32,
     pub model_errors: u32,
     pub tokens: u64,
-    pub finished: Option<Finished>,
+    pub finished: Option<RunEnd>,
     pub events_applied: usize,
     pub last_at_ms: u64,
 }
@@ -130,21 +106,7 @@ impl RunView {
                 self.gatekeeper = Some(result.clone());
                 self.gatekeeper_rounds += 1;
             }
-            EventKind::VerdictUpdated {
-                model_verdict,
-                ceiling,
-                effective_verdict,
-                groundedness_score,
-                evidence_retry_count,
-            } => {
-                self.verdict = VerdictView {
-                    model_verdict: *model_verdict,
-                    ceiling: *ceiling,
-                    effective_verdict: *effective_verdict,
-                    groundedness_score: *groundedness_score,
-                    evidence_retry_count: *evidence_retry_count,
-                };
-            }
+            EventKind::VerdictUpdated(v) => self.verdict = *v,
             EventKind::NodeFinished {
                 node,
                 outcome,
@@ -170,26 +132,13 @@ impl RunView {
                     self.current
                 };
             }
-            EventKind::RunFinished {
-                status,
-                degraded,
-                answer,
-                effective_verdict,
-                failure_reason,
-                ..
-            } => {
+            EventKind::RunFinished(end) => {
                 self.current = None;
                 self.pending_edge = None;
-                if effective_verdict.is_some() {
-                    self.verdict.effective_verdict = *effective_verdict;
+                if end.effective_verdict.is_some() {
+                    self.verdict.effective_verdict = end.effective_verdict;
                 }
-                self.finished = Some(Finished {
-                    status: *status,
-                    degraded: *degraded,
-                    answer: answer.clone(),
-                    effective_verdict: *effective_verdict,
-                    failure_reason: failure_reason.clone(),
-                });
+                self.finished = Some(end.clone());
             }
         }
     }

@@ -130,9 +130,9 @@ impl AnswerPane<'_> {
                         t.style(Role::Degraded),
                     )));
                 }
-                if let Some(f) = &fin.failure_reason {
+                if let Some(f) = &fin.failure {
                     lines.push(Line::styled(
-                        format!("run {}: {}", fin.status.as_str(), sanitize_line(f)),
+                        format!("run {}: {}", fin.status.as_str(), sanitize_line(&f.message)),
                         t.style(Role::Error),
                     ));
                 }
