@@ -66,7 +66,7 @@ async fn assert_marker_hidden(name: &str, s: Scenario, want_reason: &str) {
     let (engine, recorder) = scenario_engine(&s);
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(
-        out.end.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.map(|r| r.as_str()),
         Some(want_reason),
         "{name}"
     );
@@ -206,7 +206,7 @@ async fn post_verifier_template_shows_only_allowed_claims() {
     let (engine, _) = scenario_engine(&s);
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(
-        out.end.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.map(|r| r.as_str()),
         Some("composer_failed")
     );
     assert!(

@@ -32,7 +32,7 @@ fn take(s: &mut RunState, node: NodeId, outcome: Outcome) -> Route {
 }
 
 /// One driver per edge: a state set-up and the (node, outcome) to route.
-fn drive_all() -> Vec<(NodeId, NodeId, Option<&'static str>)> {
+fn drive_all() -> Vec<(NodeId, NodeId, Option<diagraph::vocab::graph::ReasonCode>)> {
     let mut taken = Vec::new();
     let mut record = |node: NodeId, r: Route| taken.push((node, r.to, Some(r.reason_code)));
 
@@ -134,8 +134,9 @@ fn drive_all() -> Vec<(NodeId, NodeId, Option<&'static str>)> {
 
 #[test]
 fn every_edge_of_the_table_is_reachable_through_the_router() {
-    let taken: BTreeSet<(NodeId, NodeId, Option<&str>)> = drive_all().into_iter().collect();
-    let table: BTreeSet<(NodeId, NodeId, Option<&str>)> = EDGES
+    let taken: BTreeSet<(NodeId, NodeId, Option<diagraph::vocab::graph::ReasonCode>)> =
+        drive_all().into_iter().collect();
+    let table: BTreeSet<(NodeId, NodeId, Option<diagraph::vocab::graph::ReasonCode>)> = EDGES
         .iter()
         .map(|e| (e.from, e.to, e.reason_code))
         .collect();

@@ -55,7 +55,7 @@ async fn every_shipped_scenario_takes_its_expected_route() {
             .trace
             .transitions
             .iter()
-            .map(|t| t.reason_code.clone())
+            .map(|t| t.reason_code.to_string())
             .collect();
         println!(
             "{}: {reasons:?} -> {:?}",

@@ -35,7 +35,7 @@ async fn planner_technical_retry_at_most_once_per_stage() {
     let (out, rec, _) = run_captured("05_planner_fails_twice.toml").await;
     assert_eq!(steps(&rec, out.run_id, "planner"), 2);
     assert_eq!(
-        out.end.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.map(|r| r.as_str()),
         Some("planner_failed")
     );
 }
@@ -170,7 +170,7 @@ async fn gatekeeper_reject_goes_to_fallback_without_verifier() {
     ] {
         let (out, rec, _) = run_captured(file).await;
         assert_eq!(
-            out.end.trace.termination_reason.as_deref(),
+            out.end.trace.termination_reason.map(|r| r.as_str()),
             Some("gatekeeper_reject"),
             "{file}"
         );
@@ -443,7 +443,7 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
             "{file}"
         );
         assert_eq!(
-            out.end.trace.termination_reason.as_deref(),
+            out.end.trace.termination_reason.map(|r| r.as_str()),
             Some("composer_failed")
         );
     }
@@ -735,7 +735,7 @@ async fn pre_verification_fallback_shows_only_status_counts_limits_and_review_hi
         let counts = fallback::ToolCounts::from_invocations(&invs);
         assert_eq!(
             out.end.answer,
-            fallback::pre_verification_answer(Lang::En, reason, counts, out.run_id),
+            fallback::pre_verification_answer(Lang::En, reason.parse().ok(), counts, out.run_id),
             "{file}"
         );
     }
@@ -760,7 +760,7 @@ async fn prompt_injection_in_tool_or_claim_text_changes_no_route() {
     s.script[last] = ScriptEntry::text(AgentRole::Executor, text);
     let (out, rec, _) = run_scenario(&s).await;
     assert_eq!(
-        out.end.trace.termination_reason.as_deref(),
+        out.end.trace.termination_reason.map(|r| r.as_str()),
         Some("gatekeeper_reject")
     );
     assert_eq!(steps(&rec, out.run_id, "verifier"), 0);

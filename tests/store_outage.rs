@@ -347,7 +347,7 @@ async fn server_killed_mid_run() {
             answer: String::new(),
             effective_verdict: None,
             trace: serde_json::from_value(json!({"version": "stategraph-v1", "transitions": [],
-            "final_node": "executor", "termination_reason": "store_unavailable", "degraded": false,
+            "final_node": "executor", "termination_reason": "executor_failed", "degraded": false,
             "evidence_retry_count": 0}))
             .unwrap(),
             failure: Some(Failure::new(

@@ -1,135 +1,245 @@
-//! The diagnosis graph as data: node ids, node outcomes, the edge table and
-//! the pure router.
+//! The diagnosis graph as data: the edge table and the pure router.
 //!
-//! The edge table is the single source of truth for routing. The router
-//! decides a `reason_code` from (node, outcome, state) and then looks the
-//! edge up in [`EDGES`], so a route that is not in the table cannot be taken.
-//! The TUI draws the same table and the route tests enumerate it.
+//! Each row of [`EDGES`] carries its guard as data: the outcomes it
+//! accepts and the condition on the run's [`RouteFacts`]. The router is a
+//! lookup: the first row from the node whose guard holds is the edge
+//! taken, so a route that is not in the table cannot be taken and a reason
+//! code is written once, in its row. The TUI draws the same table, the
+//! Mermaid export prints it and the route tests enumerate it.
+
+use crate::vocab::contracts::Verdict;
+pub use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
+use std::fmt;
 
 /// Node executions allowed in one run. The longest legal path is far below
 /// it; hitting it is an unhandled failure.
 pub const RECURSION_LIMIT: u32 = 32;
 
-pub use crate::vocab::graph::{NodeId, Outcome};
-
-/// One row of the routing table (DESIGN section 2).
+/// Which node outcomes a row accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Edge {
-    pub from: NodeId,
-    pub to: NodeId,
-    /// Human-readable condition, shown by the TUI and the docs.
-    pub condition: &'static str,
-    /// Stable reason code written to events and the orchestration trace.
-    /// For `fallback -> END` it is `None`: the reason that led to the
-    /// fallback is carried on.
-    pub reason_code: Option<&'static str>,
+pub enum On {
+    /// Any outcome.
+    Any,
+    Is(Outcome),
+    /// INVALID_OUTPUT or RETRYABLE_FAILED: the failures a node may retry.
+    TechnicalFailure,
+    /// A technical failure or NON_RETRYABLE_FAILED.
+    Failure,
 }
 
-const fn edge(
-    from: NodeId,
-    to: NodeId,
-    condition: &'static str,
-    reason_code: &'static str,
-) -> Edge {
-    Edge {
-        from,
-        to,
-        condition,
-        reason_code: Some(reason_code),
+impl On {
+    pub fn accepts(self, outcome: Outcome) -> bool {
+        match self {
+            On::Any => true,
+            On::Is(o) => o == outcome,
+            On::TechnicalFailure => outcome.is_technical_failure(),
+            On::Failure => outcome.is_technical_failure() || outcome == Outcome::NonRetryableFailed,
+        }
     }
 }
 
-use NodeId::*;
+/// What must hold of the run besides the outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Nothing more: the row applies whenever an earlier row of the node
+    /// did not.
+    Always,
+    /// The node's technical retry is still unused.
+    RetryUnused(NodeId),
+    /// At least one binding passed the Gatekeeper.
+    VerifiedBindings,
+    /// Effective LOW_CONFID under a PASS ceiling, no evidence retry yet,
+    /// and at least one critical gap the retry could close.
+    EvidenceGap,
+}
 
+impl Guard {
+    pub fn holds(self, facts: &RouteFacts) -> bool {
+        match self {
+            Guard::Always => true,
+            Guard::RetryUnused(node) => facts.retry_count(node) == 0,
+            Guard::VerifiedBindings => facts.verified_binding_count > 0,
+            Guard::EvidenceGap => {
+                facts.effective_verdict == Some(Verdict::LowConfid)
+                    && facts.ceiling == Some(Verdict::Pass)
+                    && facts.evidence_retry_count == 0
+                    && facts.extractable_gap_count > 0
+            }
+        }
+    }
+}
+
+/// One row of the routing table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    pub from: NodeId,
+    pub on: On,
+    pub guard: Guard,
+    pub to: NodeId,
+    /// Stable reason code written to events and the orchestration trace.
+    /// For `fallback -> END` it is `None`: the reason that led to the
+    /// fallback is carried on.
+    pub reason_code: Option<ReasonCode>,
+}
+
+const fn edge(from: NodeId, on: On, guard: Guard, to: NodeId, reason: ReasonCode) -> Edge {
+    Edge {
+        from,
+        on,
+        guard,
+        to,
+        reason_code: Some(reason),
+    }
+}
+
+use Guard::{Always, EvidenceGap, RetryUnused, VerifiedBindings};
+use NodeId::*;
+use On::{Any, Is};
+use Outcome as O;
+use ReasonCode as R;
+
+/// The routing table. Rows of one node are tried in order; the first
+/// whose outcome and guard match is taken.
 pub static EDGES: &[Edge] = &[
-    edge(Start, Planner, "", "start"),
-    edge(Planner, Executor, "COMPLETED", "completed"),
+    edge(Start, Any, Always, Planner, R::Start),
+    edge(Planner, Is(O::Completed), Always, Executor, R::Completed),
     edge(
         Planner,
+        On::TechnicalFailure,
+        RetryUnused(Planner),
         Planner,
-        "INVALID_OUTPUT or RETRYABLE_FAILED, planner_retry_count = 0",
-        "planner_technical_retry",
+        R::PlannerTechnicalRetry,
     ),
-    edge(
-        Planner,
-        Fallback,
-        "NON_RETRYABLE_FAILED, or second technical failure",
-        "planner_failed",
-    ),
-    edge(Executor, Gatekeeper, "COMPLETED", "completed"),
+    edge(Planner, On::Failure, Always, Fallback, R::PlannerFailed),
+    edge(Executor, Is(O::Completed), Always, Gatekeeper, R::Completed),
     edge(
         Executor,
+        Is(O::InvalidOutput),
+        Always,
         Fallback,
-        "INVALID_OUTPUT",
-        "executor_invalid_output",
+        R::ExecutorInvalidOutput,
     ),
-    edge(Executor, Fallback, "TOOL_BLOCKED", "executor_tool_blocked"),
-    edge(Executor, Fallback, "FAILED", "executor_failed"),
-    edge(Gatekeeper, VerifiedInput, "PASS", "gatekeeper_pass"),
+    edge(
+        Executor,
+        Is(O::ToolBlocked),
+        Always,
+        Fallback,
+        R::ExecutorToolBlocked,
+    ),
+    edge(Executor, Is(O::Failed), Always, Fallback, R::ExecutorFailed),
     edge(
         Gatekeeper,
+        Is(O::Pass),
+        Always,
         VerifiedInput,
-        "LOW_CONFID and >= 1 verified binding",
-        "gatekeeper_low_confid",
+        R::GatekeeperPass,
     ),
     edge(
         Gatekeeper,
-        Fallback,
-        "LOW_CONFID and 0 verified bindings",
-        "gatekeeper_no_verified_binding",
+        Is(O::LowConfid),
+        VerifiedBindings,
+        VerifiedInput,
+        R::GatekeeperLowConfid,
     ),
     edge(
         Gatekeeper,
+        Is(O::LowConfid),
+        Always,
         Fallback,
-        "REJECT, or result missing/unknown",
-        "gatekeeper_reject",
+        R::GatekeeperNoVerifiedBinding,
     ),
-    edge(VerifiedInput, Verifier, "", "completed"),
+    // REJECT, and anything else a Gatekeeper reports, is a rejection.
+    edge(Gatekeeper, Any, Always, Fallback, R::GatekeeperReject),
+    edge(
+        VerifiedInput,
+        Is(O::Completed),
+        Always,
+        Verifier,
+        R::Completed,
+    ),
     edge(
         Verifier,
+        Is(O::Completed),
+        EvidenceGap,
         EvidenceRetry,
-        "COMPLETED, effective LOW_CONFID, ceiling PASS, evidence_retry_count = 0, >= 1 critical gap",
-        "verifier_low_confid_gap",
+        R::VerifierLowConfidGap,
     ),
-    edge(Verifier, Composer, "COMPLETED otherwise", "completed"),
+    edge(Verifier, Is(O::Completed), Always, Composer, R::Completed),
     edge(
         Verifier,
+        On::TechnicalFailure,
+        RetryUnused(Verifier),
         Verifier,
-        "INVALID_OUTPUT or RETRYABLE_FAILED, verifier_retry_count = 0",
-        "verifier_technical_retry",
+        R::VerifierTechnicalRetry,
     ),
-    edge(
-        Verifier,
-        Fallback,
-        "NON_RETRYABLE_FAILED, or second technical failure",
-        "verifier_failed",
-    ),
+    edge(Verifier, On::Failure, Always, Fallback, R::VerifierFailed),
     edge(
         EvidenceRetry,
+        Is(O::Completed),
+        Always,
         Planner,
-        "mode EVIDENCE_GAP_ONLY, planner_retry_count reset",
-        "evidence_gap_retry",
-    ),
-    edge(Composer, End, "COMPLETED", "composer_completed"),
-    edge(
-        Composer,
-        Composer,
-        "INVALID_OUTPUT or RETRYABLE_FAILED, composer_retry_count = 0",
-        "composer_technical_retry",
+        R::EvidenceGapRetry,
     ),
     edge(
         Composer,
-        Fallback,
-        "NON_RETRYABLE_FAILED, or second technical failure",
-        "composer_failed",
+        Is(O::Completed),
+        Always,
+        End,
+        R::ComposerCompleted,
     ),
+    edge(
+        Composer,
+        On::TechnicalFailure,
+        RetryUnused(Composer),
+        Composer,
+        R::ComposerTechnicalRetry,
+    ),
+    edge(Composer, On::Failure, Always, Fallback, R::ComposerFailed),
     Edge {
         from: Fallback,
+        on: Any,
+        guard: Always,
         to: End,
-        condition: "",
         reason_code: None,
     },
 ];
+
+impl Edge {
+    /// The row's condition in words, for the TUI, the docs and the Mermaid
+    /// export: made from the guard, so it cannot drift from it.
+    pub fn condition(&self) -> String {
+        let on = match self.on {
+            On::Any => String::new(),
+            On::Is(o) => o.as_str().to_string(),
+            On::TechnicalFailure => "INVALID_OUTPUT or RETRYABLE_FAILED".into(),
+            On::Failure => "NON_RETRYABLE_FAILED, or second technical failure".into(),
+        };
+        let guard = match self.guard {
+            Guard::Always => None,
+            Guard::RetryUnused(node) => Some(format!("{node}_retry_count = 0")),
+            Guard::VerifiedBindings => Some(">= 1 verified binding".into()),
+            Guard::EvidenceGap => Some(
+                "effective LOW_CONFID, ceiling PASS, evidence_retry_count = 0, >= 1 critical gap"
+                    .into(),
+            ),
+        };
+        match (on.is_empty(), guard) {
+            (_, None) => on,
+            (true, Some(g)) => g,
+            (false, Some(g)) => format!("{on}, {g}"),
+        }
+    }
+}
+
+impl fmt::Display for Edge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> {}", self.from, self.to)?;
+        if let Some(r) = self.reason_code {
+            write!(f, " ({r})")?;
+        }
+        Ok(())
+    }
+}
 
 /// What the router needs to know beyond (node, outcome). The run state
 /// builds it; keeping it a small value type keeps the router pure and easy
@@ -143,20 +253,32 @@ pub struct RouteFacts {
     /// Gatekeeper-passed bindings available to the Verifier.
     pub verified_binding_count: usize,
     /// The verdict ceiling set by the Gatekeeper (None before it ran).
-    pub ceiling: Option<crate::vocab::contracts::Verdict>,
+    pub ceiling: Option<Verdict>,
     /// min(model verdict, ceiling), once the Verifier completed.
-    pub effective_verdict: Option<crate::vocab::contracts::Verdict>,
+    pub effective_verdict: Option<Verdict>,
     /// Critical facts with no_evidence / indirect_support in facts_checked.
     pub extractable_gap_count: usize,
     /// The reason that sent the run to the fallback.
-    pub fallback_reason: Option<&'static str>,
+    pub fallback_reason: Option<ReasonCode>,
+}
+
+impl RouteFacts {
+    /// The technical-retry counter of a node that has one.
+    pub fn retry_count(&self, node: NodeId) -> u32 {
+        match node {
+            NodeId::Planner => self.planner_retry_count,
+            NodeId::Verifier => self.verifier_retry_count,
+            NodeId::Composer => self.composer_retry_count,
+            _ => 0,
+        }
+    }
 }
 
 /// The router's decision: the edge taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     pub to: NodeId,
-    pub reason_code: &'static str,
+    pub reason_code: ReasonCode,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -167,86 +289,30 @@ pub enum RouteError {
     FallbackWithoutReason,
 }
 
-/// The pure router: (node, outcome, facts) -> (next node, reason_code).
+/// The pure router: (node, outcome, facts) -> (next node, reason_code), the
+/// first row of [`EDGES`] from `node` whose outcome and guard match.
 pub fn route(node: NodeId, outcome: Outcome, facts: &RouteFacts) -> Result<Route, RouteError> {
-    use crate::vocab::contracts::Verdict;
-    use Outcome as O;
-    let no_edge = || RouteError::NoEdge { node, outcome };
-    let reason: &'static str = match (node, outcome) {
-        (Start, _) => "start",
-        (Planner, O::Completed) => "completed",
-        (Planner, o) if o.is_technical_failure() && facts.planner_retry_count == 0 => {
-            "planner_technical_retry"
-        }
-        (Planner, o) if o.is_technical_failure() || o == O::NonRetryableFailed => "planner_failed",
-        (Executor, O::Completed) => "completed",
-        (Executor, O::InvalidOutput) => "executor_invalid_output",
-        (Executor, O::ToolBlocked) => "executor_tool_blocked",
-        (Executor, O::Failed) => "executor_failed",
-        (Gatekeeper, O::Pass) => "gatekeeper_pass",
-        (Gatekeeper, O::LowConfid) if facts.verified_binding_count > 0 => "gatekeeper_low_confid",
-        (Gatekeeper, O::LowConfid) => "gatekeeper_no_verified_binding",
-        // Anything else the Gatekeeper reports is treated as a rejection.
-        (Gatekeeper, _) => "gatekeeper_reject",
-        (VerifiedInput, O::Completed) => "completed",
-        (Verifier, O::Completed) => {
-            let gap_retry = facts.effective_verdict == Some(Verdict::LowConfid)
-                && facts.ceiling == Some(Verdict::Pass)
-                && facts.evidence_retry_count == 0
-                && facts.extractable_gap_count > 0;
-            if gap_retry {
-                "verifier_low_confid_gap"
-            } else {
-                "completed"
-            }
-        }
-        (Verifier, o) if o.is_technical_failure() && facts.verifier_retry_count == 0 => {
-            "verifier_technical_retry"
-        }
-        (Verifier, o) if o.is_technical_failure() || o == O::NonRetryableFailed => {
-            "verifier_failed"
-        }
-        (EvidenceRetry, O::Completed) => "evidence_gap_retry",
-        (Composer, O::Completed) => "composer_completed",
-        (Composer, o) if o.is_technical_failure() && facts.composer_retry_count == 0 => {
-            "composer_technical_retry"
-        }
-        (Composer, o) if o.is_technical_failure() || o == O::NonRetryableFailed => {
-            "composer_failed"
-        }
-        (Fallback, _) => {
-            let reason = facts
-                .fallback_reason
-                .ok_or(RouteError::FallbackWithoutReason)?;
-            return Ok(Route {
-                to: End,
-                reason_code: reason,
-            });
-        }
-        _ => return Err(no_edge()),
-    };
-    EDGES
+    let edge = EDGES
         .iter()
-        .find(|e| e.from == node && e.reason_code == Some(reason))
-        .map(|e| Route {
-            to: e.to,
-            reason_code: reason,
-        })
-        .ok_or_else(no_edge)
-}
-
-/// Fallback reasons that come after the Verifier allowed material: the
-/// post-verifier template may use that material. Every other reason is a
-/// pre-verification failure and must not show any Executor claim.
-pub fn is_post_verifier_fallback(reason: &str) -> bool {
-    reason == "composer_failed"
+        .find(|e| e.from == node && e.on.accepts(outcome) && e.guard.holds(facts))
+        .ok_or(RouteError::NoEdge { node, outcome })?;
+    let reason_code = match edge.reason_code {
+        Some(r) => r,
+        None => facts
+            .fallback_reason
+            .ok_or(RouteError::FallbackWithoutReason)?,
+    };
+    Ok(Route {
+        to: edge.to,
+        reason_code,
+    })
 }
 
 /// Renders the edge table as a Mermaid flowchart (docs and `diagraph graph`).
 pub fn to_mermaid() -> String {
     let mut out = String::from("flowchart TD\n");
     for e in EDGES {
-        let label = e.reason_code.unwrap_or("fallback reason");
+        let label = e.reason_code.map_or("fallback reason", ReasonCode::as_str);
         out.push_str(&format!("    {} -->|{}| {}\n", e.from, label, e.to));
     }
     out

@@ -17,7 +17,7 @@ use crate::vocab::dto::{
     ComposerInput, EvidenceGap, PlannerMode, RetryContext, VerifiedProjection,
 };
 use crate::vocab::evaluation::ParseStatusRecord;
-use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
 use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::tool::ToolInvocation;
 use crate::vocab::trace::NodeEvent;
@@ -88,7 +88,7 @@ pub struct RunState {
     pub final_answer: Option<String>,
     pub failure_reason: Option<String>,
     /// The reason code of the edge that led to the fallback.
-    pub fallback_reason: Option<&'static str>,
+    pub fallback_reason: Option<ReasonCode>,
     /// This run's tool invocations, in order.
     pub invocations: Vec<Arc<ToolInvocation>>,
     pub counters: Counters,
@@ -141,10 +141,10 @@ impl RunState {
     /// the fallback reason and the next attempt number.
     pub fn apply(&mut self, from: NodeId, route: Route) {
         match route.reason_code {
-            "planner_technical_retry" => self.planner_retry_count += 1,
-            "verifier_technical_retry" => self.verifier_retry_count += 1,
-            "composer_technical_retry" => self.composer_retry_count += 1,
-            "evidence_gap_retry" => {
+            ReasonCode::PlannerTechnicalRetry => self.planner_retry_count += 1,
+            ReasonCode::VerifierTechnicalRetry => self.verifier_retry_count += 1,
+            ReasonCode::ComposerTechnicalRetry => self.composer_retry_count += 1,
+            ReasonCode::EvidenceGapRetry => {
                 self.evidence_retry_count += 1;
                 self.planner_retry_count = 0;
                 self.planner_mode = PlannerMode::EvidenceGapOnly;
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(s.attempt, 2);
         let r = take(&mut s, NodeId::Planner, Outcome::RetryableFailed);
         assert_eq!(r.to, NodeId::Fallback);
-        assert_eq!(s.fallback_reason, Some("planner_failed"));
+        assert_eq!(s.fallback_reason, Some(ReasonCode::PlannerFailed));
         assert_eq!(s.evidence_retry_count, 0);
     }
 

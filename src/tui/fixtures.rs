@@ -7,7 +7,7 @@
 use crate::vocab::agent::AgentRole;
 use crate::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
 use crate::vocab::events::{EngineEvent, EventKind};
-use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
 use crate::vocab::run::{RunEnd, RunStatus, VerdictSnapshot};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use crate::vocab::trace::{NodeEvent, build_trace};
@@ -59,7 +59,7 @@ impl RunBuilder {
         self.push(EventKind::NodeEntered {
             node,
             attempt,
-            via: via.map(String::from),
+            via: via.map(reason),
         })
     }
 
@@ -71,8 +71,8 @@ impl RunBuilder {
         reason: &str,
         next: NodeId,
     ) -> &mut Self {
-        let via = self.node_events.last().map(|e| e.reason_code.clone());
-        self.enter(node, via.as_deref().or(Some("start")));
+        let via = self.node_events.last().map(|e| e.reason_code.as_str());
+        self.enter(node, via.or(Some("start")));
         self.finish(node, outcome, reason, next)
     }
 
@@ -80,20 +80,20 @@ impl RunBuilder {
         &mut self,
         node: NodeId,
         outcome: Outcome,
-        reason: &str,
+        reason_text: &str,
         next: NodeId,
     ) -> &mut Self {
         let attempt = self.node_events.iter().filter(|e| e.node == node).count() as u32 + 1;
         self.node_events.push(NodeEvent {
             node,
             outcome,
-            reason_code: reason.into(),
+            reason_code: reason(reason_text),
             attempt,
         });
         self.push(EventKind::NodeFinished {
             node,
             outcome,
-            reason_code: reason.into(),
+            reason_code: reason(reason_text),
             attempt,
             next,
             detail: String::new(),
@@ -499,4 +499,10 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A reason code the fixtures name by its text; a typo is a bug in the
+/// fixture, not a case to tolerate.
+fn reason(text: &str) -> ReasonCode {
+    ReasonCode::parse(text).unwrap_or_else(|| panic!("unknown reason code {text:?}"))
 }

@@ -4,7 +4,7 @@
 //! shows and a replay can restore the exact order.
 
 use super::contracts::{GatekeeperResult, Lang};
-use super::graph::{NodeId, Outcome};
+use super::graph::{NodeId, Outcome, ReasonCode};
 use super::run::{RunEnd, VerdictSnapshot};
 use crate::vocab::agent::AgentRole;
 use crate::vocab::tool::ToolInvocation;
@@ -39,7 +39,7 @@ pub enum EventKind {
     NodeEntered {
         node: NodeId,
         attempt: u32,
-        via: Option<String>,
+        via: Option<ReasonCode>,
     },
     ModelCalled {
         role: AgentRole,
@@ -65,7 +65,7 @@ pub enum EventKind {
     NodeFinished {
         node: NodeId,
         outcome: Outcome,
-        reason_code: String,
+        reason_code: ReasonCode,
         attempt: u32,
         next: NodeId,
         /// Short code-made explanation (parse error, failed rule...). Never

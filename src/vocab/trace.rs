@@ -2,7 +2,7 @@
 //! from the node terminal events and nothing else: no prompts, no tool
 //! text, no state snapshot.
 
-use super::graph::{NodeId, Outcome};
+use super::graph::{NodeId, Outcome, ReasonCode};
 use serde::{Deserialize, Serialize};
 
 pub const TRACE_VERSION: &str = "stategraph-v1";
@@ -12,7 +12,7 @@ pub const TRACE_VERSION: &str = "stategraph-v1";
 pub struct NodeEvent {
     pub node: NodeId,
     pub outcome: Outcome,
-    pub reason_code: String,
+    pub reason_code: ReasonCode,
     pub attempt: u32,
 }
 
@@ -20,7 +20,7 @@ pub struct NodeEvent {
 pub struct Transition {
     pub from: NodeId,
     pub to: NodeId,
-    pub reason_code: String,
+    pub reason_code: ReasonCode,
     pub attempt: u32,
 }
 
@@ -29,7 +29,7 @@ pub struct OrchestrationTrace {
     pub version: String,
     pub transitions: Vec<Transition>,
     pub final_node: Option<NodeId>,
-    pub termination_reason: Option<String>,
+    pub termination_reason: Option<ReasonCode>,
     pub degraded: bool,
     pub evidence_retry_count: u32,
 }
@@ -43,7 +43,7 @@ pub fn build_trace(events: &[NodeEvent], evidence_retry_count: u32) -> Orchestra
         .map(|w| Transition {
             from: w[0].node,
             to: w[1].node,
-            reason_code: w[0].reason_code.clone(),
+            reason_code: w[0].reason_code,
             attempt: w[0].attempt,
         })
         .collect();
@@ -52,7 +52,7 @@ pub fn build_trace(events: &[NodeEvent], evidence_retry_count: u32) -> Orchestra
         version: TRACE_VERSION.into(),
         transitions,
         final_node: last.map(|e| e.node),
-        termination_reason: last.map(|e| e.reason_code.clone()),
+        termination_reason: last.map(|e| e.reason_code),
         degraded: events.iter().any(|e| e.node == NodeId::Fallback),
         evidence_retry_count,
     }
@@ -74,11 +74,11 @@ impl OrchestrationTrace {
 mod tests {
     use super::*;
 
-    fn ev(node: NodeId, outcome: Outcome, reason: &str) -> NodeEvent {
+    fn ev(node: NodeId, outcome: Outcome, reason: ReasonCode) -> NodeEvent {
         NodeEvent {
             node,
             outcome,
-            reason_code: reason.into(),
+            reason_code: reason,
             attempt: 1,
         }
     }
@@ -87,10 +87,18 @@ mod tests {
     fn trace_follows_adjacent_events() {
         let t = build_trace(
             &[
-                ev(NodeId::Planner, Outcome::Completed, "completed"),
-                ev(NodeId::Executor, Outcome::Completed, "completed"),
-                ev(NodeId::Gatekeeper, Outcome::Reject, "gatekeeper_reject"),
-                ev(NodeId::Fallback, Outcome::Completed, "gatekeeper_reject"),
+                ev(NodeId::Planner, Outcome::Completed, ReasonCode::Completed),
+                ev(NodeId::Executor, Outcome::Completed, ReasonCode::Completed),
+                ev(
+                    NodeId::Gatekeeper,
+                    Outcome::Reject,
+                    ReasonCode::GatekeeperReject,
+                ),
+                ev(
+                    NodeId::Fallback,
+                    Outcome::Completed,
+                    ReasonCode::GatekeeperReject,
+                ),
             ],
             0,
         );
@@ -99,7 +107,7 @@ mod tests {
         assert_eq!(t.transitions[2].to, NodeId::Fallback);
         assert_eq!(t.transitions[2].reason_code, "gatekeeper_reject");
         assert_eq!(t.final_node, Some(NodeId::Fallback));
-        assert_eq!(t.termination_reason.as_deref(), Some("gatekeeper_reject"));
+        assert_eq!(t.termination_reason, Some(ReasonCode::GatekeeperReject));
         assert!(t.degraded);
         assert_eq!(t.route().len(), 4);
     }

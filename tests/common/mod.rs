@@ -157,7 +157,7 @@ pub fn finished(out: &RunOutcome) -> Vec<(NodeId, Outcome, String, String)> {
                 reason_code,
                 detail,
                 ..
-            } => Some((*node, *outcome, reason_code.clone(), detail.clone())),
+            } => Some((*node, *outcome, reason_code.to_string(), detail.clone())),
             _ => None,
         })
         .collect()

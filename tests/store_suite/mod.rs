@@ -309,7 +309,7 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
         kind: EventKind::NodeEntered {
             node: NodeId::Planner,
             attempt: 1,
-            via: Some("start".into()),
+            via: Some("start".parse().unwrap()),
         },
     };
     store.record_event(&entered).await.unwrap();

@@ -61,7 +61,7 @@ impl Emitter<'_> {
         self.emit(EventKind::NodeEntered {
             node,
             attempt: 1,
-            via: via.map(str::to_string),
+            via: via.map(|v| v.parse().unwrap()),
         })
         .await;
     }
@@ -70,13 +70,13 @@ impl Emitter<'_> {
         self.nodes.push(NodeEvent {
             node,
             outcome,
-            reason_code: reason.into(),
+            reason_code: reason.parse().unwrap(),
             attempt: 1,
         });
         self.emit(EventKind::NodeFinished {
             node,
             outcome,
-            reason_code: reason.into(),
+            reason_code: reason.parse().unwrap(),
             attempt: 1,
             next,
             detail: String::new(),

@@ -11,6 +11,7 @@
 
 use crate::vocab::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verification};
 use crate::vocab::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
+use crate::vocab::graph::ReasonCode;
 use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
@@ -54,43 +55,50 @@ impl ToolCounts {
     }
 }
 
-fn reason_line(lang: Lang, reason_code: &str) -> &'static str {
+fn reason_line(lang: Lang, reason_code: Option<ReasonCode>) -> &'static str {
+    use ReasonCode as R;
     match (lang, reason_code) {
-        (Lang::En, "planner_failed") => {
+        (Lang::En, Some(R::PlannerFailed)) => {
             "The diagnosis did not pass structure validation: no valid investigation plan could be produced."
         }
-        (Lang::En, "executor_invalid_output") => {
+        (Lang::En, Some(R::ExecutorInvalidOutput)) => {
             "The diagnosis did not pass structure validation: the executor's output was not a valid evidence contract."
         }
-        (Lang::En, "executor_tool_blocked") => {
+        (Lang::En, Some(R::ExecutorToolBlocked)) => {
             "The diagnosis did not pass validation: the executor tried to use a tool that is not permitted."
         }
-        (Lang::En, "executor_failed") => {
+        (Lang::En, Some(R::ExecutorFailed)) => {
             "The diagnosis did not pass structure validation: the executor failed before producing a valid evidence contract."
         }
-        (Lang::En, "gatekeeper_reject") => {
+        (Lang::En, Some(R::GatekeeperReject)) => {
             "Some evidence was collected, but the diagnosis did not pass evidence-citation validation: cited evidence could not be matched to the recorded tool results."
         }
-        (Lang::En, "gatekeeper_no_verified_binding") => {
+        (Lang::En, Some(R::GatekeeperNoVerifiedBinding)) => {
             "Some evidence was collected, but the diagnosis did not pass evidence-citation validation: none of its citations could be verified against the recorded tool results."
         }
-        (Lang::En, "verifier_failed") => {
+        (Lang::En, Some(R::VerifierFailed)) => {
             "The diagnosis could not be verified: the evidence verification step failed."
         }
         (Lang::En, _) => "The diagnosis did not pass structure or evidence-citation validation.",
-        (Lang::Zh, "planner_failed") => "本次诊断未能生成有效的排查计划，诊断结果未通过结构校验。",
-        (Lang::Zh, "executor_invalid_output") => {
+        (Lang::Zh, Some(R::PlannerFailed)) => {
+            "本次诊断未能生成有效的排查计划，诊断结果未通过结构校验。"
+        }
+        (Lang::Zh, Some(R::ExecutorInvalidOutput)) => {
             "本次诊断的执行结果未通过结构校验（输出不符合证据契约）。"
         }
-        (Lang::Zh, "executor_tool_blocked") => "本次诊断调用了未被允许的工具，诊断结果未通过校验。",
-        (Lang::Zh, "executor_failed") => "本次诊断在执行阶段失败，未产生通过结构校验的诊断结果。",
-        (Lang::Zh, "gatekeeper_reject") => {
+        (Lang::Zh, Some(R::ExecutorToolBlocked)) => {
+            "本次诊断调用了未被允许的工具，诊断结果未通过校验。"
+        }
+        (Lang::Zh, Some(R::ExecutorFailed)) => {
+            "本次诊断在执行阶段失败，未产生通过结构校验的诊断结果。"
+        }
+        (Lang::Zh, Some(R::GatekeeperReject)) => {
             "本次诊断已完成部分证据采集，但诊断结果未通过证据引用校验。"
         }
-        (Lang::Zh, "gatekeeper_no_verified_binding") => {
+        (Lang::Zh, Some(R::GatekeeperNoVerifiedBinding)) => {
             "本次诊断已完成部分证据采集，但没有任何证据引用通过校验。"
         }
-        (Lang::Zh, "verifier_failed") => "本次诊断的证据校验步骤失败，诊断结果未经验证。",
+        (Lang::Zh, Some(R::VerifierFailed)) => "本次诊断的证据校验步骤失败，诊断结果未经验证。",
         (Lang::Zh, _) => "本次诊断未通过结构或证据引用校验。",
     }
 }
@@ -99,7 +107,7 @@ fn reason_line(lang: Lang, reason_code: &str) -> &'static str {
 /// could carry Executor or tool text, so it cannot leak any.
 pub fn pre_verification_answer(
     lang: Lang,
-    reason_code: &str,
+    reason_code: Option<ReasonCode>,
     counts: ToolCounts,
     run_id: i64,
 ) -> String {

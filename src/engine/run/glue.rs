@@ -3,11 +3,10 @@
 //! file only reads the run state, calls it and stores the result.
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
-use crate::engine::graph::is_post_verifier_fallback;
 use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
 use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
 use crate::vocab::events::EventKind;
-use crate::vocab::graph::Outcome;
+use crate::vocab::graph::{Outcome, ReasonCode};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -100,8 +99,8 @@ pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
 }
 
 pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
-    let reason = ctx.state.fallback_reason.unwrap_or("unknown");
-    let answer = if is_post_verifier_fallback(reason) {
+    let reason = ctx.state.fallback_reason;
+    let answer = if reason.is_some_and(ReasonCode::is_post_verifier_fallback) {
         match &ctx.state.composer_input {
             Some(input) => fallback::post_verifier_answer(ctx.state.lang, input),
             None => fallback::post_verifier_answer(
@@ -118,5 +117,8 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
         )
     };
     ctx.state.final_answer = Some(answer);
-    result(Outcome::Completed, reason)
+    result(
+        Outcome::Completed,
+        reason.map_or("unknown", ReasonCode::as_str),
+    )
 }

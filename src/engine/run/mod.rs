@@ -17,7 +17,7 @@ use crate::engine::invoker::ToolInvoker;
 use crate::engine::state::RunState;
 use crate::engine::{Engine, EngineError, RunOutcome, RunRequest, StepCommand, StepGate};
 use crate::vocab::events::EventKind;
-use crate::vocab::graph::NodeId;
+use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::record::RunStart;
 use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::trace::NodeEvent;
@@ -51,7 +51,7 @@ impl RunCtx<'_> {
             .collect();
 
         let mut node = NodeId::Planner;
-        let mut via: Option<&'static str> = Some("start");
+        let mut via = Some(ReasonCode::Start);
         while node != NodeId::End {
             if cancel.is_cancelled() {
                 return Err(Unhandled::Cancelled);
@@ -60,12 +60,8 @@ impl RunCtx<'_> {
                 return Err(Unhandled::RecursionLimit);
             }
             let attempt = self.state.attempt;
-            self.emit(EventKind::NodeEntered {
-                node,
-                attempt,
-                via: via.map(str::to_string),
-            })
-            .await?;
+            self.emit(EventKind::NodeEntered { node, attempt, via })
+                .await?;
             wait_at_gate(&mut gate, cancel).await?;
             self.state.counters.node_executions += 1;
 
@@ -76,13 +72,13 @@ impl RunCtx<'_> {
             self.state.node_events.push(NodeEvent {
                 node,
                 outcome: result.outcome,
-                reason_code: route.reason_code.to_string(),
+                reason_code: route.reason_code,
                 attempt,
             });
             self.emit(EventKind::NodeFinished {
                 node,
                 outcome: result.outcome,
-                reason_code: route.reason_code.to_string(),
+                reason_code: route.reason_code,
                 attempt,
                 next: route.to,
                 detail: result.detail,

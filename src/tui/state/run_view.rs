@@ -5,7 +5,7 @@
 
 use crate::vocab::contracts::GatekeeperResult;
 use crate::vocab::events::{EngineEvent, EventKind};
-use crate::vocab::graph::{NodeId, Outcome};
+use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
 use crate::vocab::run::{RunEnd, VerdictSnapshot};
 use crate::vocab::tool::ToolInvocation;
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ pub struct TransitionRow {
     pub from: NodeId,
     pub to: NodeId,
     pub outcome: Outcome,
-    pub reason_code: String,
+    pub reason_code: ReasonCode,
     pub attempt: u32,
     pub detail: String,
 }
@@ -32,13 +32,13 @@ pub struct RunView {
     pub current: Option<NodeId>,
     /// How the current node was reached: the edge the engine is about to
     /// take (step mode waits here).
-    pub pending_edge: Option<(NodeId, NodeId, String)>,
+    pub pending_edge: Option<(NodeId, NodeId, ReasonCode)>,
     /// Node -> times entered.
     pub visits: BTreeMap<NodeId, u32>,
     /// (from, to) -> times taken.
     pub edges_taken: BTreeMap<(NodeId, NodeId), u32>,
     pub transitions: Vec<TransitionRow>,
-    pub last_reason: Option<String>,
+    pub last_reason: Option<ReasonCode>,
     pub invocations: Vec<Arc<ToolInvocation>>,
     pub gatekeeper: Option<Arc<GatekeeperResult>>,
     pub gatekeeper_rounds: u32,
@@ -85,10 +85,10 @@ impl RunView {
                     .last()
                     .map(|t| t.from)
                     .unwrap_or(NodeId::Start);
-                let reason = via.clone().unwrap_or_else(|| "start".into());
+                let reason = via.unwrap_or(ReasonCode::Start);
                 if self.transitions.is_empty() {
                     *self.edges_taken.entry((NodeId::Start, *node)).or_default() += 1;
-                    self.last_reason = Some(reason.clone());
+                    self.last_reason = Some(reason);
                 }
                 self.pending_edge = Some((from, *node, reason));
                 self.current = Some(*node);
@@ -119,12 +119,12 @@ impl RunView {
                     from: *node,
                     to: *next,
                     outcome: *outcome,
-                    reason_code: reason_code.clone(),
+                    reason_code: *reason_code,
                     attempt: *attempt,
                     detail: detail.clone(),
                 });
                 *self.edges_taken.entry((*node, *next)).or_default() += 1;
-                self.last_reason = Some(reason_code.clone());
+                self.last_reason = Some(*reason_code);
                 self.pending_edge = None;
                 self.current = if *next == NodeId::End {
                     None

@@ -9,6 +9,7 @@ use crate::engine::graph::EDGES;
 use crate::tui::state::RunView;
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::graph::NodeId;
+use crate::vocab::graph::ReasonCode;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -118,12 +119,7 @@ impl GraphPane<'_> {
 impl Widget for GraphPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let last = self
-            .view
-            .last_reason
-            .as_deref()
-            .map(crate::tui::sanitize::sanitize_line)
-            .unwrap_or_else(|| "—".into());
+        let last = self.view.last_reason.map_or("—", ReasonCode::as_str);
         let mut block = pane_block(
             Line::from(vec![
                 Span::raw(" Graph · last: "),
@@ -137,10 +133,7 @@ impl Widget for GraphPane<'_> {
             && let Some((from, to, reason)) = &self.view.pending_edge
         {
             block = block.title_bottom(Line::from(Span::styled(
-                format!(
-                    " waiting: {from} → {to} ({}) · space steps ",
-                    crate::tui::sanitize::sanitize_line(reason)
-                ),
+                format!(" waiting: {from} → {to} ({reason}) · space steps "),
                 t.style(Role::EdgePending),
             )));
         }

@@ -8,6 +8,7 @@ use super::{pane_block, verdict_span};
 use crate::tui::sanitize::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{AppState, Mode, Pane, RunView};
 use crate::tui::theme::{Role, Theme};
+use crate::vocab::graph::ReasonCode;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -120,11 +121,7 @@ impl AnswerPane<'_> {
         match &v.finished {
             Some(fin) => {
                 if fin.degraded {
-                    let reason = v
-                        .last_reason
-                        .as_deref()
-                        .map(sanitize_line)
-                        .unwrap_or_default();
+                    let reason = v.last_reason.map_or("", ReasonCode::as_str);
                     lines.push(Line::from(Span::styled(
                         format!(" DEGRADED · fallback ({reason}) "),
                         t.style(Role::Degraded),

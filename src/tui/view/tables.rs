@@ -197,7 +197,7 @@ fn transitions(state: &AppState, h: usize) -> TableParts {
                 Cell::from(tr.from.as_str()),
                 Cell::from(tr.to.as_str()),
                 Cell::from(Span::styled(
-                    cell_text(&tr.reason_code),
+                    cell_text(tr.reason_code.as_str()),
                     t.style(if failed { Role::Error } else { Role::EdgeTaken }),
                 )),
                 Cell::from(tr.attempt.to_string()),

@@ -1,15 +1,16 @@
 use super::*;
 use crate::vocab::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
+use crate::vocab::graph::ReasonCode;
 use crate::vocab::tool::{EvidenceRef, RetrievalDetails};
 
-const REASONS: [&str; 7] = [
-    "planner_failed",
-    "executor_invalid_output",
-    "executor_tool_blocked",
-    "executor_failed",
-    "gatekeeper_reject",
-    "gatekeeper_no_verified_binding",
-    "verifier_failed",
+const REASONS: [ReasonCode; 7] = [
+    ReasonCode::PlannerFailed,
+    ReasonCode::ExecutorInvalidOutput,
+    ReasonCode::ExecutorToolBlocked,
+    ReasonCode::ExecutorFailed,
+    ReasonCode::GatekeeperReject,
+    ReasonCode::GatekeeperNoVerifiedBinding,
+    ReasonCode::VerifierFailed,
 ];
 
 fn inv(status: EvidenceStatus, blocked: bool, success: bool) -> ToolInvocation {
@@ -128,7 +129,7 @@ fn pre_verification_answer_states_reason_counts_and_trace_pointer() {
     for lang in [Lang::En, Lang::Zh] {
         let mut seen = Vec::new();
         for reason in REASONS {
-            let a = pre_verification_answer(lang, reason, counts, 42);
+            let a = pre_verification_answer(lang, Some(reason), counts, 42);
             assert!(a.contains("diagraph trace 42"), "{a}");
             assert!(a.contains(&counts.describe(lang)), "{a}");
             match lang {
@@ -142,12 +143,12 @@ fn pre_verification_answer_states_reason_counts_and_trace_pointer() {
             );
             seen.push(a);
         }
-        let generic = pre_verification_answer(lang, "something_new", counts, 42);
+        let generic = pre_verification_answer(lang, None, counts, 42);
         assert!(generic.contains("diagraph trace 42"));
     }
-    let en = pre_verification_answer(Lang::En, "gatekeeper_reject", counts, 7);
+    let en = pre_verification_answer(Lang::En, Some(ReasonCode::GatekeeperReject), counts, 7);
     assert!(en.contains("evidence-citation validation"), "{en}");
-    let zh = pre_verification_answer(Lang::Zh, "gatekeeper_reject", counts, 7);
+    let zh = pre_verification_answer(Lang::Zh, Some(ReasonCode::GatekeeperReject), counts, 7);
     assert!(zh.contains("证据引用校验"), "{zh}");
 }
 
@@ -159,7 +160,7 @@ fn pre_verification_answer_carries_no_tool_text() {
     ];
     let counts = ToolCounts::from_invocations(&invs);
     for lang in [Lang::En, Lang::Zh] {
-        let a = pre_verification_answer(lang, "executor_invalid_output", counts, 3);
+        let a = pre_verification_answer(lang, Some(ReasonCode::ExecutorInvalidOutput), counts, 3);
         assert!(!a.contains("SECRET_TOOL_TEXT"));
         assert!(!a.contains("query_logs"));
     }
