@@ -143,7 +143,7 @@ async fn concurrent_runs_do_not_mix() {
     let mut all_invocations = std::collections::HashSet::new();
     for (service, run) in &runs {
         let id = run.handle.run_id;
-        let trace = store.run_trace(id).await.unwrap();
+        let trace = serde_json::to_value(store.run_trace(id).await.unwrap()).unwrap();
         assert_eq!(trace["run"]["status"], "SUCCESS");
         assert_eq!(trace["run"]["stepCount"], json!(5));
         let steps = trace["steps"].as_array().unwrap();

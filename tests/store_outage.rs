@@ -365,7 +365,7 @@ async fn server_killed_mid_run() {
         .await
         .unwrap();
 
-    let trace = store.run_trace(run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(run_id).await.unwrap()).unwrap();
     assert_eq!(trace["run"]["status"], "FAILED");
     assert_eq!(trace["run"]["failureReason"], "store unavailable mid-run");
     assert_eq!(trace["steps"].as_array().unwrap().len(), 1);
@@ -379,7 +379,7 @@ async fn server_killed_mid_run() {
     drop(orphan_store);
     let restarted = Store::connect(&url).await.unwrap();
     assert_eq!(restarted.running_count().await.unwrap(), 0);
-    let t = restarted.run_trace(orphan.run_id).await.unwrap();
+    let t = serde_json::to_value(restarted.run_trace(orphan.run_id).await.unwrap()).unwrap();
     assert_eq!(t["run"]["status"], "FAILED");
     assert!(
         t["run"]["failureReason"]
@@ -515,7 +515,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     // the partial trace the engine had, and nothing RUNNING.
     let fresh = Store::connect(&url).await.unwrap();
     assert_eq!(fresh.running_count().await.unwrap(), 0);
-    let trace = fresh.run_trace(outcome.run_id).await.unwrap();
+    let trace = serde_json::to_value(fresh.run_trace(outcome.run_id).await.unwrap()).unwrap();
     assert_eq!(trace["run"]["status"], "FAILED");
     let stored_route = &trace["run"]["orchestrationTrace"];
     assert!(stored_route.is_object(), "{trace}");

@@ -4,6 +4,9 @@ use super::CliError;
 use super::ask::sanitize_for_terminal;
 use super::setup::open_store;
 use crate::config::Config;
+use crate::vocab::contracts::Verdict;
+use crate::vocab::graph::{NodeId, ReasonCode};
+use crate::vocab::run_trace::RunTrace;
 use serde_json::Value;
 use std::process::ExitCode;
 
@@ -77,78 +80,56 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
-    keys.iter().find_map(|k| v.get(*k))
+fn text(v: Option<&str>) -> String {
+    v.map_or_else(|| "-".into(), sanitize_for_terminal)
 }
 
-fn text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => sanitize_for_terminal(s),
-        Some(Value::Null) | None => "-".into(),
-        Some(other) => other.to_string(),
-    }
-}
-
-fn print_trace(p: &Value) {
-    let run = p.get("run").cloned().unwrap_or(Value::Null);
+fn print_trace(p: &RunTrace) {
+    let run = &p.run;
     println!(
         "run {} · session {} · {} · verdict {}",
-        text(field(&run, &["runId", "run_id", "id"])),
-        text(field(&run, &["sessionId", "session_id"])),
-        text(field(&run, &["status"])),
-        text(field(&run, &["effectiveVerdict", "effective_verdict"])),
+        run.run_id,
+        text(Some(&run.session_id)),
+        run.status,
+        text(run.effective_verdict.map(Verdict::as_str)),
     );
-    println!("question: {}", text(field(&run, &["query", "question"])));
-    if let Some(trace) = run.get("orchestrationTrace") {
+    println!("question: {}", text(Some(&run.query)));
+    if let Some(trace) = run.orchestration_trace() {
         println!("transitions:");
-        for t in trace
-            .get("transitions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for t in &trace.transitions {
             println!(
                 "  {:<15} -> {:<15} {:<32} attempt {}",
-                text(t.get("from")),
-                text(t.get("to")),
-                text(t.get("reason_code")),
-                text(t.get("attempt")),
+                t.from.as_str(),
+                t.to.as_str(),
+                t.reason_code.as_str(),
+                t.attempt,
             );
         }
         println!(
             "final: {} ({}){}",
-            text(trace.get("final_node")),
-            text(trace.get("termination_reason")),
-            if trace.get("degraded") == Some(&Value::Bool(true)) {
-                " · degraded"
-            } else {
-                ""
-            }
+            text(trace.final_node.map(NodeId::as_str)),
+            text(trace.termination_reason.map(ReasonCode::as_str)),
+            if trace.degraded { " · degraded" } else { "" }
         );
     }
-    let steps = p.get("steps").and_then(Value::as_array);
-    println!("agent steps: {}", steps.map(Vec::len).unwrap_or(0));
-    let invocations = p.get("toolInvocations").and_then(Value::as_array);
-    println!(
-        "tool invocations: {}",
-        invocations.map(Vec::len).unwrap_or(0)
-    );
-    for inv in invocations.into_iter().flatten() {
-        let details = field(inv, &["retrievalDetails", "retrieval_details"]);
-        let status = details.and_then(|d| d.get("evidence_status"));
-        let refs = details
-            .and_then(|d| d.get("evidence_refs"))
-            .and_then(Value::as_array)
-            .map(Vec::len)
-            .unwrap_or(0);
+    println!("agent steps: {}", p.steps.len());
+    println!("tool invocations: {}", p.tool_invocations.len());
+    for inv in &p.tool_invocations {
+        let details = inv.retrieval_details.typed();
+        let status = details.map(|d| d.evidence_status.as_str());
+        let refs = details.map_or(0, |d| d.evidence_refs.len());
+        let params = match &inv.input_params {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
         println!(
             "  #{:<6} {:<17} {:<12} refs {:<3} {}",
-            text(inv.get("id")),
-            text(field(inv, &["toolName", "tool_name"])),
+            inv.id,
+            text(Some(&inv.tool_name)),
             text(status),
             refs,
-            one_line(&text(field(inv, &["inputParams", "input_params"])), 60),
+            one_line(&sanitize_for_terminal(&params), 60),
         );
     }
-    println!("\nanswer:\n{}", text(field(&run, &["answer"])));
+    println!("\nanswer:\n{}", text(Some(&run.answer)));
 }

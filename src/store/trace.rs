@@ -11,9 +11,12 @@ use crate::store::connect::query_error;
 use crate::store::db::{RowExt, ms_to_rfc3339, with_pool};
 use crate::store::journal;
 use crate::store::{Store, StoreError};
+use crate::vocab::contracts::Verdict;
 use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::run::RunStatus;
+use crate::vocab::run_trace::{RunTrace, Stored, TracedInvocation, TracedRun, TracedStep};
 use crate::vocab::trace::OrchestrationTrace;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \
      scenario, degraded, effective_verdict, total_duration_ms, total_token_count, step_count, \
@@ -30,82 +33,96 @@ const INVOCATIONS: &str = "SELECT id, run_id, session_id, step_id, seq, tool_nam
 const EXISTS: &str = "SELECT id FROM diagnosis_run WHERE id = ?";
 const EVENTS: &str = "SELECT seq, payload FROM run_event WHERE run_id = ? ORDER BY seq";
 
-fn parse_json(text: Option<String>) -> Value {
-    match text {
-        None => Value::Null,
-        Some(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
+fn stored<T: for<'de> serde::Deserialize<'de>>(text: Option<String>) -> Option<Stored<T>> {
+    text.map(|t| Stored::from_text(&t))
+}
+
+fn bad_column(col: &str, value: &str) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: col.to_string(),
+        source: format!("unexpected value {value:?}").into(),
     }
 }
 
-fn run_json(r: &impl RowExt) -> Result<Value, sqlx::Error> {
-    Ok(json!({
-        "runId": r.int("id")?,
-        "sessionId": r.text("session_id")?,
-        "status": r.text("status")?,
-        "agentFlow": r.text("agent_flow")?,
-        "query": r.text("query")?,
-        "answer": r.text("answer")?,
-        "model": r.text("model")?,
-        "pack": r.opt_text("pack")?,
-        "scenario": r.opt_text("scenario")?,
-        "degraded": r.flag("degraded")?,
-        "effectiveVerdict": r.opt_text("effective_verdict")?,
-        "totalDurationMs": r.opt_int("total_duration_ms")?,
-        "totalTokenCount": r.int("total_token_count")?,
-        "stepCount": r.int("step_count")?,
-        "toolCallCount": r.int("tool_call_count")?,
-        "selfEvaluation": parse_json(r.opt_text("self_evaluation")?),
-        "orchestrationTrace": parse_json(r.opt_text("orchestration_trace")?),
-        "failureReason": r.opt_text("failure_reason")?,
-        "feedback": r.opt_text("feedback")?,
-        "createdAt": ms_to_rfc3339(r.int("created_at")?),
-        "finishedAt": r.opt_int("finished_at")?.map(ms_to_rfc3339),
-    }))
+fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
+    let status = r.text("status")?;
+    let verdict = r.opt_text("effective_verdict")?;
+    Ok(TracedRun {
+        run_id: r.int("id")?,
+        session_id: r.text("session_id")?,
+        status: RunStatus::parse(&status).ok_or_else(|| bad_column("status", &status))?,
+        agent_flow: r.text("agent_flow")?,
+        query: r.text("query")?,
+        answer: r.text("answer")?,
+        model: r.text("model")?,
+        pack: r.opt_text("pack")?,
+        scenario: r.opt_text("scenario")?,
+        degraded: r.flag("degraded")?,
+        effective_verdict: match verdict {
+            None => None,
+            Some(v) => Some(Verdict::parse(&v).ok_or_else(|| bad_column("effective_verdict", &v))?),
+        },
+        total_duration_ms: r.opt_int("total_duration_ms")?,
+        total_token_count: r.int("total_token_count")?,
+        step_count: r.int("step_count")?,
+        tool_call_count: r.int("tool_call_count")?,
+        self_evaluation: stored(r.opt_text("self_evaluation")?),
+        orchestration_trace: stored(r.opt_text("orchestration_trace")?),
+        failure_reason: r.opt_text("failure_reason")?,
+        feedback: r.opt_text("feedback")?,
+        created_at: ms_to_rfc3339(r.int("created_at")?),
+        finished_at: r.opt_int("finished_at")?.map(ms_to_rfc3339),
+        route: None,
+        verdicts: None,
+        gatekeeper_result: None,
+        event_count: 0,
+    })
 }
 
-fn step_json(r: &impl RowExt) -> Result<Value, sqlx::Error> {
-    Ok(json!({
-        "id": r.int("id")?,
-        "runId": r.int("run_id")?,
-        "sessionId": r.text("session_id")?,
-        "seq": r.int("seq")?,
-        "stepIndex": r.int("step_index")?,
-        "agentName": r.text("agent_name")?,
-        "attempt": r.int("attempt")?,
-        "modelInput": r.text("model_input")?,
-        "modelOutput": r.text("model_output")?,
-        "thought": r.text("thought")?,
-        "hasToolCall": r.flag("has_tool_call")?,
-        "durationMs": r.int("duration_ms")?,
-        "tokenCount": r.int("token_count")?,
-        "error": r.opt_text("error_message")?,
-        "createdAt": ms_to_rfc3339(r.int("created_at")?),
-    }))
+fn step_row(r: &impl RowExt) -> Result<TracedStep, sqlx::Error> {
+    Ok(TracedStep {
+        id: r.int("id")?,
+        run_id: r.int("run_id")?,
+        session_id: r.text("session_id")?,
+        seq: r.int("seq")?,
+        step_index: r.int("step_index")?,
+        agent_name: r.text("agent_name")?,
+        attempt: r.int("attempt")?,
+        model_input: r.text("model_input")?,
+        model_output: r.text("model_output")?,
+        thought: r.text("thought")?,
+        has_tool_call: r.flag("has_tool_call")?,
+        duration_ms: r.int("duration_ms")?,
+        token_count: r.int("token_count")?,
+        error: r.opt_text("error_message")?,
+        created_at: ms_to_rfc3339(r.int("created_at")?),
+    })
 }
 
-fn invocation_json(r: &impl RowExt) -> Result<Value, sqlx::Error> {
-    Ok(json!({
-        "id": r.int("id")?,
-        "runId": r.int("run_id")?,
-        "sessionId": r.text("session_id")?,
-        "stepId": r.opt_int("step_id")?,
-        "seq": r.int("seq")?,
-        "toolName": r.text("tool_name")?,
-        "inputParams": parse_json(Some(r.text("input_params")?)),
-        "outputPreview": r.text("output_preview")?,
-        "outputLength": r.int("output_length")?,
-        "retrievalLayer": r.opt_text("retrieval_layer")?,
-        "l0MatchCount": r.opt_int("l0_match_count")?,
-        "l1MatchCount": r.opt_int("l1_match_count")?,
-        "isTruncated": r.flag("is_truncated")?,
-        "relevanceLevel": r.opt_text("relevance_level")?,
-        "dedupReason": r.opt_text("dedup_reason")?,
-        "retrievalDetails": parse_json(Some(r.text("retrieval_details")?)),
-        "durationMs": r.int("duration_ms")?,
-        "success": r.flag("success")?,
-        "errorMessage": r.opt_text("error_message")?,
-        "createdAt": ms_to_rfc3339(r.int("created_at")?),
-    }))
+fn invocation_row(r: &impl RowExt) -> Result<TracedInvocation, sqlx::Error> {
+    let params = r.text("input_params")?;
+    Ok(TracedInvocation {
+        id: r.int("id")?,
+        run_id: r.int("run_id")?,
+        session_id: r.text("session_id")?,
+        step_id: r.opt_int("step_id")?,
+        seq: r.int("seq")?,
+        tool_name: r.text("tool_name")?,
+        input_params: serde_json::from_str(&params).unwrap_or(Value::String(params)),
+        output_preview: r.text("output_preview")?,
+        output_length: r.int("output_length")?,
+        retrieval_layer: r.opt_text("retrieval_layer")?,
+        l0_match_count: r.opt_int("l0_match_count")?,
+        l1_match_count: r.opt_int("l1_match_count")?,
+        is_truncated: r.flag("is_truncated")?,
+        relevance_level: r.opt_text("relevance_level")?,
+        dedup_reason: r.opt_text("dedup_reason")?,
+        retrieval_details: Stored::from_text(&r.text("retrieval_details")?),
+        duration_ms: r.int("duration_ms")?,
+        success: r.flag("success")?,
+        error_message: r.opt_text("error_message")?,
+        created_at: ms_to_rfc3339(r.int("created_at")?),
+    })
 }
 
 impl Store {
@@ -113,26 +130,26 @@ impl Store {
     /// this run. `run` also carries `route` (node path), `verdicts` (the
     /// last verdict update) and `gatekeeperResult` (the last check), taken
     /// from what the engine recorded.
-    pub async fn run_trace(&self, run_id: i64) -> Result<Value, StoreError> {
-        let (run, steps, invocations) = with_pool!(&self.db, p => {
+    pub async fn run_trace(&self, run_id: i64) -> Result<RunTrace, StoreError> {
+        let (mut run, steps, tool_invocations) = with_pool!(&self.db, p => {
             let run = sqlx::query(RUN).bind(run_id).fetch_optional(p).await.map_err(query_error)?;
             let Some(run) = run else {
                 return Err(StoreError::UnknownRun(run_id));
             };
-            let run = run_json(&run).map_err(query_error)?;
+            let run = run_row(&run).map_err(query_error)?;
             let steps = sqlx::query(STEPS).bind(run_id).fetch_all(p).await.map_err(query_error)?
-                .iter().map(step_json).collect::<Result<Vec<_>, _>>().map_err(query_error)?;
+                .iter().map(step_row).collect::<Result<Vec<_>, _>>().map_err(query_error)?;
             let invs = sqlx::query(INVOCATIONS).bind(run_id).fetch_all(p).await.map_err(query_error)?
-                .iter().map(invocation_json).collect::<Result<Vec<_>, _>>().map_err(query_error)?;
+                .iter().map(invocation_row).collect::<Result<Vec<_>, _>>().map_err(query_error)?;
             (run, steps, invs)
         });
-        let mut run = match run {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
         let events = self.load_events(run_id).await.unwrap_or_default();
         decorate(&mut run, &events);
-        Ok(json!({ "run": run, "steps": steps, "toolInvocations": invocations }))
+        Ok(RunTrace {
+            run,
+            steps,
+            tool_invocations,
+        })
     }
 
     /// The run's journal in sequence order, as the live run emitted it.
@@ -159,45 +176,22 @@ impl Store {
     }
 }
 
-/// Adds `route`, `verdicts` and `gatekeeperResult` to the run object.
-fn decorate(run: &mut Map<String, Value>, events: &[EngineEvent]) {
-    let trace: Option<OrchestrationTrace> = run
-        .get("orchestrationTrace")
-        .and_then(|t| serde_json::from_value(t.clone()).ok());
-    if let Some(trace) = trace {
-        run.insert("route".into(), json!(trace.route()));
-    }
-    let from_eval = run
-        .get("selfEvaluation")
-        .and_then(|s| s.get("verifier_evaluation"))
-        .and_then(|v| v.get("gatekeeper_result"))
-        .filter(|g| !g.is_null())
-        .cloned();
+/// Adds `route`, `verdicts` and `gatekeeperResult` to the run.
+fn decorate(run: &mut TracedRun, events: &[EngineEvent]) {
+    run.route = run.orchestration_trace().map(OrchestrationTrace::route);
     let mut gatekeeper = None;
-    let mut verdicts = None;
     for e in events {
         match &e.kind {
-            EventKind::GatekeeperChecked { result } => {
-                gatekeeper = serde_json::to_value(result).ok()
-            }
-            EventKind::VerdictUpdated(v) => {
-                verdicts = Some(json!({
-                    "modelVerdict": v.model_verdict,
-                    "ceiling": v.ceiling,
-                    "effectiveVerdict": v.effective_verdict,
-                    "groundednessScore": v.groundedness_score,
-                    "evidenceRetryCount": v.evidence_retry_count,
-                }));
-            }
+            EventKind::GatekeeperChecked { result } => gatekeeper = Some(result.as_ref().clone()),
+            EventKind::VerdictUpdated(v) => run.verdicts = Some(*v),
             _ => {}
         }
     }
-    run.insert("verdicts".into(), verdicts.unwrap_or(Value::Null));
     // The journal holds exactly what the engine emitted; self_evaluation
     // is the fallback for runs recorded without a journal.
-    run.insert(
-        "gatekeeperResult".into(),
-        gatekeeper.or(from_eval).unwrap_or(Value::Null),
-    );
-    run.insert("eventCount".into(), json!(events.len()));
+    run.gatekeeper_result = gatekeeper.or_else(|| {
+        run.self_evaluation()
+            .and_then(|e| e.verifier_evaluation.gatekeeper_result.as_deref().cloned())
+    });
+    run.event_count = events.len();
 }

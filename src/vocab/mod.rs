@@ -17,5 +17,6 @@ pub mod graph;
 pub mod prerendered;
 pub mod record;
 pub mod run;
+pub mod run_trace;
 pub mod tool;
 pub mod trace;

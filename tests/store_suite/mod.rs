@@ -61,7 +61,7 @@ pub async fn trace_projection(store: &Store) {
         "payment-service",
     )
     .await;
-    let trace = store.run_trace(run.handle.run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(run.handle.run_id).await.unwrap()).unwrap();
     let top: HashSet<&str> = trace
         .as_object()
         .unwrap()
@@ -185,8 +185,8 @@ pub async fn session_history_and_isolation(store: &Store) {
             .is_empty()
     );
     // Same session, separate runs: each trace holds only its own invocations.
-    let t1 = store.run_trace(first.handle.run_id).await.unwrap();
-    let t2 = store.run_trace(second.handle.run_id).await.unwrap();
+    let t1 = serde_json::to_value(store.run_trace(first.handle.run_id).await.unwrap()).unwrap();
+    let t2 = serde_json::to_value(store.run_trace(second.handle.run_id).await.unwrap()).unwrap();
     assert_eq!(t1["run"]["sessionId"], "incident-42");
     assert_eq!(t2["run"]["sessionId"], "incident-42");
     let ids = |t: &Value| -> Vec<i64> {
@@ -285,7 +285,7 @@ pub async fn rerecording_is_idempotent(store: &Store) {
     store.record_event(&event).await.unwrap();
     let events = store.load_events(handle.run_id).await.unwrap();
     assert_eq!(events, vec![event]);
-    let trace = store.run_trace(handle.run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(handle.run_id).await.unwrap()).unwrap();
     assert_eq!(trace["steps"].as_array().unwrap().len(), 1);
     assert_eq!(trace["run"]["status"], "RUNNING");
 }
@@ -320,7 +320,7 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
             .unwrap(), failure: Some(Failure::new(FailureClass::Store, "store unavailable: connection refused")) }, duration_ms: 5, token_count: 0, step_count: 0, tool_call_count: 0, self_evaluation: None })
         .await
         .unwrap();
-    let trace = store.run_trace(handle.run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(handle.run_id).await.unwrap()).unwrap();
     assert_eq!(trace["run"]["status"], "FAILED");
     assert_eq!(
         trace["run"]["failureReason"],
@@ -398,7 +398,7 @@ pub async fn feedback_creates_case(store: &Store) {
         "raw answer leaked"
     );
     assert!(case.solution.contains("Raise the Hikari pool size"));
-    let trace = store.run_trace(run.handle.run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(run.handle.run_id).await.unwrap()).unwrap();
     assert_eq!(trace["run"]["feedback"], "useful");
     assert_eq!(
         store
@@ -578,7 +578,7 @@ pub async fn stale_runs_swept(url: &str) {
         .unwrap();
     // A second store of the same process must not sweep the live run.
     let again = Store::connect(url).await.unwrap();
-    let t = again.run_trace(ghost.run_id).await.unwrap();
+    let t = serde_json::to_value(again.run_trace(ghost.run_id).await.unwrap()).unwrap();
     assert_eq!(t["run"]["status"], "FAILED");
     assert!(
         t["run"]["failureReason"]
@@ -586,7 +586,7 @@ pub async fn stale_runs_swept(url: &str) {
             .unwrap()
             .starts_with("interrupted")
     );
-    let t = again.run_trace(live.run_id).await.unwrap();
+    let t = serde_json::to_value(again.run_trace(live.run_id).await.unwrap()).unwrap();
     assert_eq!(t["run"]["status"], "RUNNING");
     assert_eq!(again.running_count().await.unwrap(), 1);
 }

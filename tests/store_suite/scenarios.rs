@@ -59,7 +59,7 @@ pub async fn run_scenario(store: &Store, packs: &mut Packs, s: &Scenario) -> Run
 /// What the stored run must show, compared with the live outcome.
 pub async fn check_stored_run(store: &Store, s: &Scenario, out: &RunOutcome) {
     let name = &s.name;
-    let trace = store.run_trace(out.run_id).await.unwrap();
+    let trace = serde_json::to_value(store.run_trace(out.run_id).await.unwrap()).unwrap();
     let run = &trace["run"];
     assert_eq!(run["runId"], json!(out.run_id), "{name}");
     assert_eq!(run["status"], out.end.status.as_str(), "{name}");

@@ -1,0 +1,184 @@
+//! The Run Trace projection of one stored run: `{run: {...,
+//! orchestrationTrace}, steps, toolInvocations}`, every row of exactly
+//! that run. One typed structure for the store that builds it, `trace
+//! --json` that prints it, and the TUI and server that read it.
+//!
+//! Stored JSON columns come back typed when they still parse as this
+//! binary's types, and as the JSON (or raw text) that was stored when they
+//! do not, so an old or damaged row never fails the whole trace.
+
+use super::contracts::{GatekeeperResult, Verdict};
+use super::evaluation::SelfEvaluation;
+use super::graph::NodeId;
+use super::run::{RunStatus, VerdictSnapshot};
+use super::tool::RetrievalDetails;
+use super::trace::OrchestrationTrace;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTrace {
+    pub run: TracedRun,
+    pub steps: Vec<TracedStep>,
+    pub tool_invocations: Vec<TracedInvocation>,
+}
+
+/// A stored JSON column: typed when it parses as `T`, else the JSON that
+/// was stored (a string holding the raw text when it was not JSON at all).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Stored<T> {
+    Typed(T),
+    Other(Value),
+}
+
+impl<T: for<'de> Deserialize<'de>> Stored<T> {
+    pub fn from_text(text: &str) -> Stored<T> {
+        match serde_json::from_str::<T>(text) {
+            Ok(t) => Stored::Typed(t),
+            Err(_) => Stored::Other(
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())),
+            ),
+        }
+    }
+
+    pub fn typed(&self) -> Option<&T> {
+        match self {
+            Stored::Typed(t) => Some(t),
+            Stored::Other(_) => None,
+        }
+    }
+}
+
+/// The run row, with what the engine's journal adds: the node path, the
+/// last verdict snapshot and the last Gatekeeper result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TracedRun {
+    pub run_id: i64,
+    pub session_id: String,
+    pub status: RunStatus,
+    pub agent_flow: String,
+    pub query: String,
+    pub answer: String,
+    pub model: String,
+    pub pack: Option<String>,
+    pub scenario: Option<String>,
+    pub degraded: bool,
+    pub effective_verdict: Option<Verdict>,
+    pub total_duration_ms: Option<i64>,
+    pub total_token_count: i64,
+    pub step_count: i64,
+    pub tool_call_count: i64,
+    pub self_evaluation: Option<Stored<SelfEvaluation>>,
+    pub orchestration_trace: Option<Stored<OrchestrationTrace>>,
+    pub failure_reason: Option<String>,
+    pub feedback: Option<String>,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    /// Present when the orchestration trace parses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<NodeId>>,
+    #[serde(with = "camel_verdicts")]
+    pub verdicts: Option<VerdictSnapshot>,
+    pub gatekeeper_result: Option<GatekeeperResult>,
+    pub event_count: usize,
+}
+
+impl TracedRun {
+    pub fn orchestration_trace(&self) -> Option<&OrchestrationTrace> {
+        self.orchestration_trace.as_ref().and_then(Stored::typed)
+    }
+
+    pub fn self_evaluation(&self) -> Option<&SelfEvaluation> {
+        self.self_evaluation.as_ref().and_then(Stored::typed)
+    }
+}
+
+/// An agent_step row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TracedStep {
+    pub id: i64,
+    pub run_id: i64,
+    pub session_id: String,
+    pub seq: i64,
+    pub step_index: i64,
+    pub agent_name: String,
+    pub attempt: i64,
+    pub model_input: String,
+    pub model_output: String,
+    pub thought: String,
+    pub has_tool_call: bool,
+    pub duration_ms: i64,
+    pub token_count: i64,
+    pub error: Option<String>,
+    pub created_at: String,
+}
+
+/// A tool_invocation row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TracedInvocation {
+    pub id: i64,
+    pub run_id: i64,
+    pub session_id: String,
+    pub step_id: Option<i64>,
+    pub seq: i64,
+    pub tool_name: String,
+    pub input_params: Value,
+    pub output_preview: String,
+    pub output_length: i64,
+    pub retrieval_layer: Option<String>,
+    pub l0_match_count: Option<i64>,
+    pub l1_match_count: Option<i64>,
+    pub is_truncated: bool,
+    pub relevance_level: Option<String>,
+    pub dedup_reason: Option<String>,
+    pub retrieval_details: Stored<RetrievalDetails>,
+    pub duration_ms: i64,
+    pub success: bool,
+    pub error_message: Option<String>,
+    pub created_at: String,
+}
+
+/// The trace spells the verdict snapshot in camelCase like the rest of
+/// the projection, while events carry it in snake_case.
+mod camel_verdicts {
+    use super::{Verdict, VerdictSnapshot};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Camel {
+        model_verdict: Option<Verdict>,
+        ceiling: Option<Verdict>,
+        effective_verdict: Option<Verdict>,
+        groundedness_score: Option<f64>,
+        evidence_retry_count: u32,
+    }
+
+    pub fn serialize<S: Serializer>(v: &Option<VerdictSnapshot>, s: S) -> Result<S::Ok, S::Error> {
+        v.map(|v| Camel {
+            model_verdict: v.model_verdict,
+            ceiling: v.ceiling,
+            effective_verdict: v.effective_verdict,
+            groundedness_score: v.groundedness_score,
+            evidence_retry_count: v.evidence_retry_count,
+        })
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<VerdictSnapshot>, D::Error> {
+        Ok(Option::<Camel>::deserialize(d)?.map(|c| VerdictSnapshot {
+            model_verdict: c.model_verdict,
+            ceiling: c.ceiling,
+            effective_verdict: c.effective_verdict,
+            groundedness_score: c.groundedness_score,
+            evidence_retry_count: c.evidence_retry_count,
+        }))
+    }
+}
