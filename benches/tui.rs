@@ -10,7 +10,6 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use diagraph::store::RunSummary;
 use diagraph::tui::fixtures::{big_run, live_state};
 use diagraph::tui::keymap::Keymap;
 use diagraph::tui::runtime::event_loop::event_loop;
@@ -18,6 +17,8 @@ use diagraph::tui::state::{AppState, Pane};
 use diagraph::tui::theme::Theme;
 use diagraph::tui::update::{Msg, update};
 use diagraph::tui::view::view;
+use diagraph::vocab::contracts::Verdict;
+use diagraph::vocab::run::RunSummary;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};
@@ -57,8 +58,12 @@ fn runs(n: i64) -> Vec<RunSummary> {
         .map(|i| RunSummary {
             run_id: i,
             session_id: format!("s-{}", i / 3),
-            status: "SUCCESS".into(),
-            effective_verdict: Some(if i % 3 == 0 { "PASS" } else { "LOW_CONFID" }.into()),
+            status: diagraph::vocab::run::RunStatus::Success,
+            effective_verdict: Some(if i % 3 == 0 {
+                Verdict::Pass
+            } else {
+                Verdict::LowConfid
+            }),
             degraded: i % 7 == 0,
             duration_ms: Some(1200),
             question: format!("why is service-{i} slow since the last deploy?"),

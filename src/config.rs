@@ -380,14 +380,6 @@ impl Config {
         self.model.api_key_with(env)
     }
 
-    pub fn model_timeout(&self) -> Duration {
-        Duration::from_secs(self.model.timeout_secs)
-    }
-
-    pub fn metrics_timeout(&self) -> Duration {
-        Duration::from_secs(self.metrics.timeout_secs)
-    }
-
     /// The effective configuration as TOML, for `diagraph config`.
     pub fn render_masked(&self) -> String {
         self.render_masked_with(&|k| std::env::var(k).ok())

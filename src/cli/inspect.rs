@@ -4,6 +4,7 @@ use super::CliError;
 use super::ask::sanitize_for_terminal;
 use super::setup::open_store;
 use crate::config::Config;
+use crate::engine::case::case_from_evaluation;
 use crate::vocab::contracts::Verdict;
 use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::run_trace::RunTrace;
@@ -33,7 +34,7 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
             "{:>6}  {:<8}  {:<10}  {:<8}  {:>8}  {}",
             r.run_id,
             r.status,
-            r.effective_verdict.as_deref().unwrap_or("-"),
+            r.effective_verdict.map_or("-", Verdict::as_str),
             if r.degraded { "yes" } else { "no" },
             r.duration_ms
                 .map(|d| d.to_string())
@@ -60,7 +61,10 @@ pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode,
 
 pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
-    match store.record_feedback(run_id, useful).await? {
+    match store
+        .record_feedback(run_id, useful, case_from_evaluation)
+        .await?
+    {
         Some(case_id) => {
             println!("run {run_id}: marked useful; case {case_id} in the case library")
         }

@@ -5,6 +5,7 @@
 //! bounded channel, records the run through a [`Recorder`], and returns a
 //! [`RunOutcome`].
 
+pub mod case;
 pub(crate) mod ctx;
 pub mod graph;
 pub mod invoker;

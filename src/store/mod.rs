@@ -24,13 +24,12 @@ mod recorder;
 mod runs;
 mod trace;
 
-pub use feedback::{CaseDraft, CaseRecord, case_from_evaluation, fault_category};
+pub use feedback::CaseRecord;
 pub use knowledge::DocumentInfo;
 pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
 
 use db::Db;
 use journal::Journal;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -51,18 +50,6 @@ pub enum StoreError {
     BadUrl(String),
     #[error("database error: {0}")]
     Query(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
-    pub run_id: i64,
-    pub session_id: String,
-    pub status: String,
-    pub effective_verdict: Option<String>,
-    pub degraded: bool,
-    pub duration_ms: Option<u64>,
-    pub question: String,
-    pub created_at: String,
 }
 
 /// A connected, migrated store. Cheap to clone; clones share the pool and

@@ -3,22 +3,26 @@
 
 use crate::store::connect::query_error;
 use crate::store::db::{RowExt, ms_to_rfc3339, to_i64, with_pool};
-use crate::store::{RunSummary, Store, StoreError};
+use crate::store::trace::bad_column;
+use crate::store::{Store, StoreError};
+use crate::vocab::contracts::Verdict;
+use crate::vocab::run::{RunStatus, RunSummary};
 
 const LIST: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
      total_duration_ms, query, created_at FROM diagnosis_run WHERE agent_flow = 'CHAT' \
      ORDER BY id DESC LIMIT ?";
-const LIST_SESSION: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
-     total_duration_ms, query, created_at FROM diagnosis_run \
-     WHERE agent_flow = 'CHAT' AND session_id = ? ORDER BY id DESC LIMIT ?";
 const COUNT_RUNNING: &str = "SELECT COUNT(*) AS n FROM diagnosis_run WHERE status = 'RUNNING'";
 
 fn summary(r: &impl RowExt) -> Result<RunSummary, sqlx::Error> {
+    let status = r.text("status")?;
     Ok(RunSummary {
         run_id: r.int("id")?,
         session_id: r.text("session_id")?,
-        status: r.text("status")?,
-        effective_verdict: r.opt_text("effective_verdict")?,
+        status: RunStatus::parse(&status).ok_or_else(|| bad_column("status", &status))?,
+        effective_verdict: r
+            .opt_text("effective_verdict")?
+            .as_deref()
+            .and_then(Verdict::parse),
         degraded: r.flag("degraded")?,
         duration_ms: r
             .opt_int("total_duration_ms")?
@@ -33,19 +37,6 @@ impl Store {
     pub async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
         with_pool!(&self.db, p => {
             let rows = sqlx::query(LIST).bind(to_i64(limit)).fetch_all(p).await.map_err(query_error)?;
-            rows.iter().map(summary).collect::<Result<Vec<_>, _>>().map_err(query_error)
-        })
-    }
-
-    /// The most recent runs of one session, newest first.
-    pub async fn list_session_runs(
-        &self,
-        session_id: &str,
-        limit: usize,
-    ) -> Result<Vec<RunSummary>, StoreError> {
-        with_pool!(&self.db, p => {
-            let rows = sqlx::query(LIST_SESSION).bind(session_id).bind(to_i64(limit))
-                .fetch_all(p).await.map_err(query_error)?;
             rows.iter().map(summary).collect::<Result<Vec<_>, _>>().map_err(query_error)
         })
     }

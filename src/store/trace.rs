@@ -37,7 +37,8 @@ fn stored<T: for<'de> serde::Deserialize<'de>>(text: Option<String>) -> Option<S
     text.map(|t| Stored::from_text(&t))
 }
 
-fn bad_column(col: &str, value: &str) -> sqlx::Error {
+/// A column holding a value this binary does not know.
+pub(crate) fn bad_column(col: &str, value: &str) -> sqlx::Error {
     sqlx::Error::ColumnDecode {
         index: col.to_string(),
         source: format!("unexpected value {value:?}").into(),

@@ -369,20 +369,6 @@ impl Keymap {
         })
     }
 
-    pub fn keys_for(&self, action: Action) -> String {
-        self.bindings
-            .iter()
-            .find(|b| b.action == action)
-            .map(|b| {
-                b.keys
-                    .iter()
-                    .map(|k| k.to_string())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            })
-            .unwrap_or_default()
-    }
-
     /// Status-bar hints for the active contexts, `(keys, description)`, in
     /// the order of `active` so the mode's own keys come first.
     pub fn hints(&self, active: &[Context]) -> Vec<(String, &'static str)> {

@@ -7,11 +7,11 @@
 //! "state + keys -> state" test.
 
 use crate::engine::StepCommand;
-use crate::store::RunSummary;
 use crate::tui::keymap::{Action, Context};
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Popup};
 use crate::tui::view::detail;
 use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::run::RunSummary;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::path::PathBuf;
 
@@ -167,8 +167,8 @@ fn remember_run(state: &mut AppState) {
         RunSummary {
             run_id,
             session_id: full.session_id.clone(),
-            status: fin.status.as_str().to_string(),
-            effective_verdict: fin.effective_verdict.map(|v| v.as_str().to_string()),
+            status: fin.status,
+            effective_verdict: fin.effective_verdict,
             degraded: fin.degraded,
             duration_ms: Some(full.last_at_ms),
             question: full.question.clone(),

@@ -5,8 +5,7 @@
 //! results.
 
 use super::contracts::{
-    Claim, ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict,
-    Verification,
+    ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict, Verification,
 };
 use crate::vocab::agent::AgentRole;
 use crate::vocab::agent::HistoryTurn;
@@ -248,9 +247,4 @@ impl From<ComposerInput> for AgentInput {
     fn from(input: ComposerInput) -> Self {
         AgentInput::Composer(Arc::new(input))
     }
-}
-
-/// Claims of an executor output, by id.
-pub fn claim_by_id<'a>(output: &'a ExecutorEvidence, id: &str) -> Option<&'a Claim> {
-    output.claims.iter().find(|c| c.claim_id == id)
 }

@@ -55,3 +55,12 @@ pub struct ParseStatusRecord {
     pub status: ParseStatus,
     pub detail: String,
 }
+
+/// What a case_library row is made of, before it has ids: built by the
+/// engine from what a useful run verified, persisted by the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseDraft {
+    pub fault_category: String,
+    pub root_cause: String,
+    pub solution: String,
+}

@@ -139,6 +139,19 @@ impl fmt::Display for Failure {
     }
 }
 
+/// One row of a runs list: enough to find a run and see how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: i64,
+    pub session_id: String,
+    pub status: RunStatus,
+    pub effective_verdict: Option<Verdict>,
+    pub degraded: bool,
+    pub duration_ms: Option<u64>,
+    pub question: String,
+    pub created_at: String,
+}
+
 /// How a run ended: the one shape the engine returns (inside
 /// `RunOutcome`), journals (`RunFinished`), records (`RunFinish`) and the
 /// TUI shows.

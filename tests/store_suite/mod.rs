@@ -28,6 +28,7 @@ macro_rules! each_store_check {
 pub mod scenarios;
 pub mod synthetic;
 
+use diagraph::engine::case::case_from_evaluation;
 use diagraph::knowledge::chunk::chunk_markdown;
 use diagraph::knowledge::{KnowledgeDoc, KnowledgeIndex};
 use diagraph::store::{ProcessOwner, Store, StoreError};
@@ -143,8 +144,11 @@ pub async fn runs_list(store: &Store) {
     let runs = store.list_runs(10).await.unwrap();
     assert_eq!(runs[0].run_id, b.handle.run_id);
     assert_eq!(runs[1].run_id, a.handle.run_id);
-    assert_eq!(runs[0].status, "SUCCESS");
-    assert_eq!(runs[0].effective_verdict.as_deref(), Some("PASS"));
+    assert_eq!(runs[0].status, RunStatus::Success);
+    assert_eq!(
+        runs[0].effective_verdict,
+        Some(diagraph::vocab::contracts::Verdict::Pass)
+    );
     assert!(!runs[0].degraded);
     assert_eq!(runs[0].duration_ms, Some(42));
     assert_eq!(runs[0].question, "second question");
@@ -363,12 +367,12 @@ pub async fn feedback_creates_case(store: &Store) {
     )
     .await;
     let case_id = store
-        .record_feedback(run.handle.run_id, true)
+        .record_feedback(run.handle.run_id, true, case_from_evaluation)
         .await
         .unwrap()
         .unwrap();
     let again = store
-        .record_feedback(run.handle.run_id, true)
+        .record_feedback(run.handle.run_id, true, case_from_evaluation)
         .await
         .unwrap()
         .unwrap();
@@ -402,13 +406,16 @@ pub async fn feedback_creates_case(store: &Store) {
     assert_eq!(trace["run"]["feedback"], "useful");
     assert_eq!(
         store
-            .record_feedback(run.handle.run_id, false)
+            .record_feedback(run.handle.run_id, false, case_from_evaluation)
             .await
             .unwrap(),
         None
     );
     assert!(store.case(&case_id).await.unwrap().is_none());
-    match store.record_feedback(987_654_321, true).await {
+    match store
+        .record_feedback(987_654_321, true, case_from_evaluation)
+        .await
+    {
         Err(StoreError::UnknownRun(987_654_321)) => {}
         other => panic!("expected UnknownRun, got {other:?}"),
     }

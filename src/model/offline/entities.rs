@@ -9,7 +9,7 @@
 //! read like alerts. Nothing here knows the shipped pack.
 
 pub use crate::model::offline::symptoms::{SYMPTOMS, Symptom};
-use crate::model::offline::text::{contains_word, is_han};
+use crate::model::offline::text::contains_word;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -448,11 +448,6 @@ pub fn narrow_target(question: &str, e: &Entities) -> Option<NarrowTarget> {
         });
     }
     None
-}
-
-/// True when the text contains Chinese.
-pub fn has_han(text: &str) -> bool {
-    text.chars().any(is_han)
 }
 
 #[cfg(test)]

@@ -12,10 +12,10 @@ pub mod run_view;
 
 pub use run_view::{RunView, TransitionRow};
 
-use crate::store::RunSummary;
 use crate::tui::keymap::Keymap;
 use crate::tui::theme::Theme;
 use crate::vocab::events::EngineEvent;
+use crate::vocab::run::RunSummary;
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 use std::collections::BTreeMap;
@@ -251,12 +251,11 @@ impl AppState {
             .filter(|r| {
                 needle.is_empty()
                     || r.run_id.to_string().contains(&needle)
-                    || r.status.to_lowercase().contains(&needle)
+                    || r.status.as_str().to_lowercase().contains(&needle)
                     || r.session_id.to_lowercase().contains(&needle)
                     || r.question.to_lowercase().contains(&needle)
                     || r.effective_verdict
-                        .as_deref()
-                        .is_some_and(|v| v.to_lowercase().contains(&needle))
+                        .is_some_and(|v| v.as_str().to_lowercase().contains(&needle))
             })
             .collect()
     }

@@ -7,7 +7,8 @@ use super::{pane_block, verdict_span};
 use crate::tui::sanitize::{sanitize_line, truncate_chars};
 use crate::tui::state::{AppState, Pane};
 use crate::tui::theme::Role;
-use crate::vocab::contracts::{BindingStatus, Verdict};
+use crate::vocab::contracts::BindingStatus;
+use crate::vocab::run::RunStatus;
 use crate::vocab::tool::EvidenceStatus;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -147,7 +148,7 @@ fn runs(state: &AppState, h: usize) -> TableParts {
     let rows = list[start..end]
         .iter()
         .map(|r| {
-            let verdict = r.effective_verdict.as_deref().and_then(Verdict::parse);
+            let verdict = r.effective_verdict;
             let mut vcell = verdict_span(verdict, t);
             if r.degraded {
                 vcell = Span::styled(format!("{}*", vcell.content), t.style(Role::Degraded));
@@ -155,8 +156,8 @@ fn runs(state: &AppState, h: usize) -> TableParts {
             Row::new(vec![
                 Cell::from(r.run_id.to_string()),
                 Cell::from(Span::styled(
-                    cell_text(&r.status),
-                    t.style(if r.status == "FAILED" {
+                    cell_text(r.status.as_str()),
+                    t.style(if r.status == RunStatus::Failed {
                         Role::Error
                     } else {
                         Role::Text
