@@ -37,7 +37,7 @@ impl AgentRole {
 
 impl fmt::Display for AgentRole {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
