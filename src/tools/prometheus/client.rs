@@ -148,5 +148,4 @@ impl Client {
     }
 }
 
-pub use crate::text::clean;
-use crate::text::root_cause;
+use crate::text::{clean, root_cause};
