@@ -11,6 +11,7 @@
 use crate::store::connect::query_error;
 use crate::store::db::{InsertId, RowExt, now_ms, random_hex, with_pool};
 use crate::store::{Store, StoreError};
+use crate::text::clean;
 use serde_json::Value;
 
 const RUN: &str =
@@ -61,16 +62,6 @@ fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
-}
-
-fn clip(text: &str, max: usize) -> String {
-    let t = text.trim();
-    if t.chars().count() <= max {
-        return t.to_string();
-    }
-    let mut out: String = t.chars().take(max).collect();
-    out.push_str("...");
-    out
 }
 
 /// Directly evidenced, non-negative claims from `verifier_evaluation`:
@@ -279,7 +270,7 @@ pub fn case_from_evaluation(self_evaluation: &Value) -> Option<CaseDraft> {
     let root_cause = root
         .iter()
         .map(|c| {
-            let evidence: Vec<String> = c.evidence.iter().take(3).map(|e| clip(e, 240)).collect();
+            let evidence: Vec<String> = c.evidence.iter().take(3).map(|e| clean(e, 240)).collect();
             if evidence.is_empty() {
                 format!("- {}", c.text.trim())
             } else {
