@@ -336,7 +336,7 @@ impl Store {
                 return Ok(None);
             };
             let case_id = format!("case-{}", random_hex(12));
-            let title: String = run.text("query").map_err(query_error)?.chars().take(100).collect();
+            let title = clean(&run.text("query").map_err(query_error)?, 100);
             let session = run.text("session_id").map_err(query_error)?;
             let inserted = sqlx::query(INSERT_CASE)
                 .bind(&case_id).bind(run_id).bind(&session).bind(&draft.fault_category)

@@ -12,7 +12,7 @@ use crate::store::Store;
 use crate::store::connect::record_error;
 use crate::store::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
 use crate::store::journal::{self, insert_events};
-use crate::text::error_line;
+use crate::text::{clean, error_line};
 use crate::vocab::agent::HistoryTurn;
 use crate::vocab::events::EngineEvent;
 use crate::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
@@ -89,7 +89,7 @@ impl Store {
             Some(s) => s.clone(),
             None => format!("session-{}", random_hex(8)),
         };
-        let title: String = start.question.chars().take(100).collect();
+        let title = clean(&start.question, 100);
         let now = now_ms();
         let insert_session = format!("{}{INSERT_SESSION_TAIL}", self.db.insert_ignore());
         let owner = &self.owner;
