@@ -13,6 +13,8 @@
 //! It imports nothing else of the crate, so every layer can use it.
 
 mod chars;
+#[cfg(test)]
+mod props;
 mod sanitize;
 mod truncate;
 mod url;
@@ -191,6 +193,21 @@ mod tests {
         let e = Outer(std::io::Error::other("connection\nrefused\u{1b}[2J"));
         assert_eq!(root_cause(&e), "connection refused");
         assert_eq!(root_cause(&e.0), "connection refused");
+    }
+
+    #[test]
+    fn the_module_imports_nothing_else_of_the_crate() {
+        let needle = concat!("crate", "::");
+        for (name, src) in [
+            ("mod.rs", include_str!("mod.rs")),
+            ("chars.rs", include_str!("chars.rs")),
+            ("sanitize.rs", include_str!("sanitize.rs")),
+            ("truncate.rs", include_str!("truncate.rs")),
+            ("url.rs", include_str!("url.rs")),
+            ("props.rs", include_str!("props.rs")),
+        ] {
+            assert!(!src.contains(needle), "{name} reaches into the crate");
+        }
     }
 
     #[test]
