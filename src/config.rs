@@ -10,6 +10,7 @@
 //! the moment it is used ([`Config::api_key`]). So neither `Debug`,
 //! `Serialize` nor [`Config::render_masked`] can leak it.
 
+use crate::text::mask_url;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -435,23 +436,6 @@ pub fn default_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 pub(crate) fn is_http_url(s: &str) -> bool {
     let s = s.trim();
     (s.starts_with("http://") || s.starts_with("https://")) && s.len() > "https://".len()
-}
-
-/// Hides the password part of `scheme://user:password@host/...`.
-pub fn mask_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest_start = scheme_end + 3;
-    let rest = &url[rest_start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &authority[..at];
-    let user = userinfo.split(':').next().unwrap_or("");
-    format!("{}{}:***@{}", &url[..rest_start], user, &rest[at + 1..])
 }
 
 fn render(c: &Config, key_source: Option<String>) -> String {

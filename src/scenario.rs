@@ -10,6 +10,7 @@
 use crate::engine::{Engine, FaultInjection, RunRequest};
 use crate::model::scripted::{ScriptEntry, ScriptReply, ScriptToolCall, resolve_calls};
 use crate::model::{ChatModel, ModelErrorKind};
+use crate::text::one_line;
 use crate::tools::ToolRegistry;
 use crate::tools::pack::{Pack, pack_tools};
 use crate::vocab::agent::AgentRole;
@@ -86,10 +87,6 @@ struct RawToolCall {
 fn line_of(text: &str, offset: usize) -> usize {
     text.get(..offset.min(text.len()))
         .map_or(1, |t| t.matches('\n').count() + 1)
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Scenario {

@@ -86,7 +86,7 @@ fn check_run(
             } => Some(NodeEvent {
                 node: *node,
                 outcome: *outcome,
-                reason_code: reason_code.clone(),
+                reason_code: *reason_code,
                 attempt: *attempt,
             }),
             _ => None,

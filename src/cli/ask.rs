@@ -5,6 +5,7 @@ use super::setup::{Output, Setup};
 use crate::config::Config;
 use crate::engine::{RunOutcome, RunRequest};
 use crate::scenario::Scenario;
+use crate::text::{sanitize_line, sanitize_multiline};
 use crate::vocab::run::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,7 +90,7 @@ fn print_human(outcome: &RunOutcome) {
     println!(
         "run {} · session {} · {} · verdict {verdict}{capped}{}",
         outcome.run_id,
-        outcome.session_id,
+        sanitize_line(&outcome.session_id),
         outcome.end.status.as_str(),
         if outcome.end.degraded {
             " · degraded"
@@ -106,30 +107,10 @@ fn print_human(outcome: &RunOutcome) {
         .collect();
     println!("route: {}", route.join(" -> "));
     if let Some(reason) = &outcome.end.failure {
-        println!("failure: {reason}");
+        println!("failure: {}", sanitize_line(&reason.message));
     }
     println!();
-    println!("{}", sanitize_for_terminal(&outcome.end.answer));
+    println!("{}", sanitize_multiline(&outcome.end.answer));
     println!();
     println!("trace: diagraph trace {}", outcome.run_id);
-}
-
-/// Model and tool text can carry escape sequences; a plain terminal must
-/// only ever see printable text.
-pub fn sanitize_for_terminal(text: &str) -> String {
-    text.chars()
-        .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
-        .filter(|c| !matches!(*c as u32, 0x202A..=0x202E | 0x2066..=0x2069))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sanitize_for_terminal;
-
-    #[test]
-    fn escapes_never_reach_the_terminal() {
-        let s = sanitize_for_terminal("a\x1b[2Jb\u{9b}c\u{202e}d\ne");
-        assert_eq!(s, "a[2Jbcd\ne");
-    }
 }

@@ -1,10 +1,10 @@
 //! `runs`, `trace` and `feedback`: reading and annotating stored runs.
 
 use super::CliError;
-use super::ask::sanitize_for_terminal;
 use super::setup::open_store;
 use crate::config::Config;
 use crate::engine::case::case_from_evaluation;
+use crate::text::{one_line, sanitize_line, sanitize_multiline, truncate_width};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::run_trace::RunTrace;
@@ -39,7 +39,7 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
             r.duration_ms
                 .map(|d| d.to_string())
                 .unwrap_or_else(|| "-".into()),
-            sanitize_for_terminal(&one_line(&r.question, 70)),
+            truncate_width(&one_line(&sanitize_line(&r.question)), 70),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -74,18 +74,8 @@ pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
-}
-
 fn text(v: Option<&str>) -> String {
-    v.map_or_else(|| "-".into(), sanitize_for_terminal)
+    v.map_or_else(|| "-".into(), sanitize_multiline)
 }
 
 fn print_trace(p: &RunTrace) {
@@ -132,7 +122,7 @@ fn print_trace(p: &RunTrace) {
             text(Some(&inv.tool_name)),
             text(status),
             refs,
-            one_line(&sanitize_for_terminal(&params), 60),
+            truncate_width(&one_line(&sanitize_line(&params)), 60),
         );
     }
     println!("\nanswer:\n{}", text(Some(&run.answer)));

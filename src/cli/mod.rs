@@ -110,9 +110,9 @@ pub struct CliError(pub String);
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Keep it to one line whatever the source error looked like.
-        let line = self.0.replace(['\n', '\r'], " ");
-        f.write_str(line.trim())
+        // One line whatever the source error looked like, and safe for the
+        // terminal: it may quote a server body, a file or a model.
+        f.write_str(crate::text::sanitize_line(&self.0).trim())
     }
 }
 
@@ -206,4 +206,15 @@ async fn tui_launch(
         .await
         .map_err(|e| CliError(format!("{e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CliError;
+
+    #[test]
+    fn errors_print_as_one_inert_line() {
+        let e = CliError("cannot read pack: bad\x1b[2J\nline\u{202e}gnp.\r\n".into());
+        assert_eq!(e.to_string(), "cannot read pack: bad␛[2J linegnp.");
+    }
 }

@@ -86,7 +86,12 @@ impl Setup {
         let pack = Pack::load(&pack_dir)?;
         for warning in &pack.warnings {
             match output {
-                Output::Stderr => eprintln!("diagraph: warning: {warning}"),
+                Output::Stderr => {
+                    eprintln!(
+                        "diagraph: warning: {}",
+                        crate::text::sanitize_line(&warning.to_string())
+                    )
+                }
                 Output::Quiet => tracing::warn!(%warning, "pack warning"),
             }
         }

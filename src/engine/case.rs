@@ -6,6 +6,7 @@
 //! the Gatekeeper's verified evidence, and the recommended actions. Model
 //! prose never reaches the case. The store only persists what this builds.
 
+use crate::text::clean;
 use crate::vocab::contracts::{BindingStatus, CheckedBinding, Claim, Verification};
 use crate::vocab::evaluation::{CaseDraft, SelfEvaluation};
 
@@ -14,16 +15,6 @@ struct VerifiedClaim<'a> {
     claim_type: &'a str,
     text: &'a str,
     evidence: Vec<&'a str>,
-}
-
-fn clip(text: &str, max: usize) -> String {
-    let t = text.trim();
-    if t.chars().count() <= max {
-        return t.to_string();
-    }
-    let mut out: String = t.chars().take(max).collect();
-    out.push_str("...");
-    out
 }
 
 /// Directly evidenced, non-negative claims: the Verifier's facts_checked
@@ -203,7 +194,7 @@ pub fn case_from_evaluation(eval: &SelfEvaluation) -> Option<CaseDraft> {
     let root_cause = root
         .iter()
         .map(|c| {
-            let evidence: Vec<String> = c.evidence.iter().take(3).map(|e| clip(e, 240)).collect();
+            let evidence: Vec<String> = c.evidence.iter().take(3).map(|e| clean(e, 240)).collect();
             if evidence.is_empty() {
                 format!("- {}", c.text.trim())
             } else {

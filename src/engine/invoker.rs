@@ -8,7 +8,7 @@
 //! section 4.1: the second round must not repeat successful queries). The
 //! id is the recorder's, so a database id the Gatekeeper can check.
 
-use crate::text::json_kind;
+use crate::text::{json_kind, one_line, truncate_bytes, truncate_middle};
 use crate::tools::{ToolError, ToolRegistry};
 use crate::vocab::record::{RecordError, Recorder};
 use crate::vocab::tool::{
@@ -92,7 +92,7 @@ impl ToolInvoker {
         // is not one.
         let recorded = |parsed: Result<Map<String, Value>, String>| match parsed {
             Ok(map) => Value::Object(map),
-            Err(_) => Value::String(truncate_text(raw_arguments, 512)),
+            Err(_) => Value::String(truncate_bytes(raw_arguments, 512)),
         };
         let draft = match (self.registry.get(name), parsed) {
             (None, parsed) => blocked(
@@ -168,7 +168,7 @@ impl ToolInvoker {
         let output_length = body_text.len();
         let is_truncated = output_length > OUTPUT_PREVIEW_LIMIT;
         // The model sees the whole body; the row keeps a preview.
-        let output_preview = truncate_text(body_text, OUTPUT_PREVIEW_LIMIT);
+        let output_preview = truncate_bytes(body_text, OUTPUT_PREVIEW_LIMIT);
         let mut invocation = ToolInvocation {
             id: 0,
             run_id: self.run_id,
@@ -320,8 +320,9 @@ fn write_scalar(v: &(impl Serialize + ?Sized), out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(&mut *out, v);
 }
 
+/// A model-supplied tool name in a message: one line, both ends kept.
 fn short(name: &str) -> String {
-    name.chars().filter(|c| !c.is_control()).take(64).collect()
+    truncate_middle(&one_line(name), 64)
 }
 
 fn empty_details(status: EvidenceStatus) -> RetrievalDetails {
@@ -371,18 +372,6 @@ fn deduped(args_value: Value, earlier: InvocationId) -> Draft {
             "the same query already succeeded in this run as invocation {earlier}; cite it"
         )),
     }
-}
-
-/// Truncates at a char boundary, marking the cut.
-pub fn truncate_text(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_string();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…[truncated {} bytes]", &text[..end], text.len() - end)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! to annotate runbooks.
 
 use crate::knowledge::KnowledgeDoc;
+use crate::text::clean;
 use crate::vocab::catalog::DomainInfo;
 use std::collections::BTreeMap;
 
@@ -56,22 +57,12 @@ pub fn summarize_domains(
             };
             DomainInfo {
                 domain: domain.to_string(),
-                description: cap(&description),
-                when_to_retrieve: cap(&when),
+                description: clean(&description, MAX_FIELD_CHARS),
+                when_to_retrieve: clean(&when, MAX_FIELD_CHARS),
                 document_count: docs.len(),
             }
         })
         .collect()
-}
-
-fn cap(s: &str) -> String {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().count() <= MAX_FIELD_CHARS {
-        return s;
-    }
-    let mut out: String = s.chars().take(MAX_FIELD_CHARS).collect();
-    out.push_str("...");
-    out
 }
 
 #[cfg(test)]

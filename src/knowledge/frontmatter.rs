@@ -4,7 +4,11 @@
 //! fails: a line it cannot read becomes a problem with its line number and
 //! the rest of the block (and the body) still loads.
 
+use crate::text::clean;
 use std::collections::BTreeMap;
+
+/// Characters of a bad line quoted in an issue.
+const PREVIEW_CHARS: usize = 60;
 
 /// The parsed block. Lists are joined with "; " so every value is text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,7 +125,7 @@ fn parse_block(lines: &[&str], first_line: usize) -> (FrontMatter, Vec<FrontMatt
                 line: line_no,
                 message: format!(
                     "front matter line is not 'key: value': {}",
-                    preview(trimmed)
+                    clean(trimmed, PREVIEW_CHARS)
                 ),
             });
             continue;
@@ -132,7 +136,7 @@ fn parse_block(lines: &[&str], first_line: usize) -> (FrontMatter, Vec<FrontMatt
                 line: line_no,
                 message: format!(
                     "front matter key is not a single word: {}",
-                    preview(trimmed)
+                    clean(trimmed, PREVIEW_CHARS)
                 ),
             });
             continue;
@@ -193,15 +197,6 @@ fn unquote(v: &str) -> String {
     match stripped {
         Some(s) => s.replace("\\\"", "\"").replace("''", "'"),
         None => v.to_string(),
-    }
-}
-
-fn preview(s: &str) -> String {
-    let p: String = s.chars().take(60).collect();
-    if p.len() < s.len() {
-        format!("{p}...")
-    } else {
-        p
     }
 }
 

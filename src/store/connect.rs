@@ -8,6 +8,7 @@
 
 use crate::store::StoreError;
 use crate::store::db::Db;
+use crate::text::{error_line, mask_url};
 use crate::vocab::record::RecordError;
 use sqlx::ConnectOptions;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPoolOptions};
@@ -40,7 +41,7 @@ pub(crate) async fn open(url: &str) -> Result<Connected, StoreError> {
     } else {
         Err(StoreError::BadUrl(format!(
             "{} (expected sqlite:PATH, sqlite::memory: or mysql://USER@HOST/DB)",
-            mask_password(url)
+            mask_url(url)
         )))
     }
 }
@@ -90,7 +91,7 @@ async fn open_mysql(url: &str) -> Result<Connected, StoreError> {
         None => url.to_string(),
     };
     let options = MySqlConnectOptions::from_str(&normalized)
-        .map_err(|e| StoreError::BadUrl(format!("{}: {}", mask_password(url), one_line(&e))))?
+        .map_err(|e| StoreError::BadUrl(format!("{}: {}", mask_url(url), error_line(&e))))?
         .charset("utf8mb4");
     let display = describe_mysql(&options);
     match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
@@ -126,43 +127,6 @@ fn describe_mysql(o: &MySqlConnectOptions) -> String {
         o.get_port(),
         db
     )
-}
-
-/// `scheme://user:secret@host` -> `scheme://user:***@host`, for messages
-/// about URLs that did not even parse.
-pub(crate) fn mask_password(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let auth_start = scheme_end + 3;
-    let rest = &url[auth_start..];
-    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..auth_end].rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..auth_start],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
-}
-
-pub(crate) fn one_line(e: &dyn std::fmt::Display) -> String {
-    let text = e.to_string();
-    let mut out: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if out.len() > 300 {
-        let mut cut = 300;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
-        out.push_str("...");
-    }
-    out
 }
 
 fn mysql_number(e: &sqlx::Error) -> Option<u16> {
@@ -206,32 +170,32 @@ pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
         // 1044 no access to the database, 1045 bad user or password,
         // 1698 socket-auth user over TCP.
         if matches!(n, 1044 | 1045 | 1698) {
-            return StoreError::Auth(format!("{target}: {}", one_line(e)));
+            return StoreError::Auth(format!("{target}: {}", error_line(e)));
         }
     }
     if is_connection_error(e) {
-        return StoreError::Unreachable(format!("{target}: {}", one_line(e)));
+        return StoreError::Unreachable(format!("{target}: {}", error_line(e)));
     }
     if let sqlx::Error::Configuration(_) = e {
-        return StoreError::BadUrl(format!("{target}: {}", one_line(e)));
+        return StoreError::BadUrl(format!("{target}: {}", error_line(e)));
     }
-    StoreError::Query(format!("{target}: {}", one_line(e)))
+    StoreError::Query(format!("{target}: {}", error_line(e)))
 }
 
 /// Errors of queries after the store is up.
 pub(crate) fn query_error(e: sqlx::Error) -> StoreError {
     if is_connection_error(&e) {
-        StoreError::Unreachable(one_line(&e))
+        StoreError::Unreachable(error_line(&e))
     } else {
-        StoreError::Query(one_line(&e))
+        StoreError::Query(error_line(&e))
     }
 }
 
 pub(crate) fn record_error(e: sqlx::Error) -> RecordError {
     if is_connection_error(&e) {
-        RecordError::Unavailable(one_line(&e))
+        RecordError::Unavailable(error_line(&e))
     } else {
-        RecordError::Rejected(one_line(&e))
+        RecordError::Rejected(error_line(&e))
     }
 }
 

@@ -7,6 +7,7 @@
 use crate::store::connect::query_error;
 use crate::store::db::{InsertId, RowExt, now_ms, random_hex, with_pool};
 use crate::store::{Store, StoreError};
+use crate::text::clean;
 use crate::vocab::evaluation::{CaseDraft, SelfEvaluation};
 
 const RUN: &str =
@@ -74,7 +75,7 @@ impl Store {
                 return Ok(None);
             };
             let case_id = format!("case-{}", random_hex(12));
-            let title: String = run.text("query").map_err(query_error)?.chars().take(100).collect();
+            let title = clean(&run.text("query").map_err(query_error)?, 100);
             let session = run.text("session_id").map_err(query_error)?;
             let inserted = sqlx::query(INSERT_CASE)
                 .bind(&case_id).bind(run_id).bind(&session).bind(&draft.fault_category)

@@ -10,8 +10,8 @@
 
 use crate::store::Store;
 use crate::store::StoreError;
-use crate::store::connect::one_line;
 use crate::store::db::{Db, to_i64, with_pool};
+use crate::text::error_line;
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::record::RecordError;
 use std::collections::HashMap;
@@ -169,7 +169,7 @@ pub(crate) fn rows(events: &[EngineEvent]) -> Result<Vec<EventRow>, RecordError>
                 event_type: event_type(&e.kind),
                 at_ms: to_i64(e.at_ms),
                 payload: serde_json::to_string(e).map_err(|err| {
-                    RecordError::Rejected(format!("event not serialisable: {}", one_line(&err)))
+                    RecordError::Rejected(format!("event not serialisable: {}", error_line(&err)))
                 })?,
             })
         })

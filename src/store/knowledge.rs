@@ -7,9 +7,10 @@
 //! simply leaves its (identical) rows.
 
 use crate::knowledge::KnowledgeDoc;
-use crate::store::connect::{one_line, query_error};
+use crate::store::connect::query_error;
 use crate::store::db::{RowExt, now_ms, to_i64, with_pool};
 use crate::store::{Store, StoreError};
+use crate::text::error_line;
 use crate::tools::pack::Pack;
 use crate::vocab::catalog::DomainInfo;
 use serde::{Deserialize, Serialize};
@@ -135,7 +136,7 @@ impl Store {
                 description: r.text("description")?,
                 when_to_retrieve: r.text("when_to_retrieve")?,
                 document_count: usize::try_from(r.int("document_count")?).unwrap_or(0),
-            })).collect::<Result<Vec<_>, sqlx::Error>>().map_err(|e| StoreError::Query(one_line(&e)))
+            })).collect::<Result<Vec<_>, sqlx::Error>>().map_err(|e| StoreError::Query(error_line(&e)))
         })
     }
 

@@ -54,6 +54,6 @@ pub(crate) async fn run(db: &Db, target: &str) -> Result<(), StoreError> {
             found: v,
             supported,
         },
-        other => StoreError::Migration(super::connect::one_line(&other)),
+        other => StoreError::Migration(crate::text::error_line(&other)),
     })
 }

@@ -9,9 +9,10 @@
 //! are insert-or-ignore.
 
 use crate::store::Store;
-use crate::store::connect::{one_line, record_error};
+use crate::store::connect::record_error;
 use crate::store::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
 use crate::store::journal::{self, insert_events};
+use crate::text::{clean, error_line};
 use crate::vocab::agent::HistoryTurn;
 use crate::vocab::events::EngineEvent;
 use crate::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
@@ -88,7 +89,7 @@ impl Store {
             Some(s) => s.clone(),
             None => format!("session-{}", random_hex(8)),
         };
-        let title: String = start.question.chars().take(100).collect();
+        let title = clean(&start.question, 100);
         let now = now_ms();
         let insert_session = format!("{}{INSERT_SESSION_TAIL}", self.db.insert_ignore());
         let owner = &self.owner;
@@ -200,7 +201,7 @@ impl Recorder for Store {
         let rows = journal::rows(&events)?;
         let params = inv.input_params.to_string();
         let details = serde_json::to_string(&inv.retrieval_details)
-            .map_err(|e| RecordError::Rejected(one_line(&e)))?;
+            .map_err(|e| RecordError::Rejected(error_line(&e)))?;
         // Seed 000 section 9.3 columns that only a knowledge lookup fills:
         // its retrieval layer and how many blocks it matched.
         let is_knowledge = inv.tool_name == LOOKUP_KNOWLEDGE;

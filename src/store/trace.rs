@@ -170,7 +170,7 @@ impl Store {
                 let seq = r.int("seq").map_err(query_error)?;
                 let payload = r.text("payload").map_err(query_error)?;
                 serde_json::from_str::<EngineEvent>(&payload).map_err(|e| StoreError::Query(format!(
-                    "run {run_id} event {seq} is unreadable: {}", super::connect::one_line(&e)
+                    "run {run_id} event {seq} is unreadable: {}", crate::text::error_line(&e)
                 )))
             }).collect()
         })

@@ -10,7 +10,6 @@
 pub mod fixtures;
 pub mod keymap;
 pub mod runtime;
-pub mod sanitize;
 pub mod state;
 pub mod theme;
 pub mod update;

@@ -4,6 +4,7 @@
 
 use crate::engine::ctx::{RunCtx, Unhandled};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
+use crate::text::truncate_bytes;
 use crate::vocab::contracts::ParseFailure;
 use crate::vocab::dto::AgentInput;
 use crate::vocab::events::EventKind;
@@ -51,13 +52,9 @@ pub(crate) fn rendered_input(messages: &[Message]) -> &str {
         .unwrap_or("")
 }
 
-pub(crate) fn truncate(text: &str, limit: usize) -> String {
-    crate::engine::invoker::truncate_text(text, limit)
-}
-
 /// Text as an agent_step row keeps it.
 pub(crate) fn step_text(text: &str) -> String {
-    truncate(text, STEP_TEXT_LIMIT)
+    truncate_bytes(text, STEP_TEXT_LIMIT)
 }
 
 impl RunCtx<'_> {
@@ -197,7 +194,7 @@ pub(crate) fn classify<T>(
             };
             return Err(NodeResult {
                 outcome,
-                detail: format!("model error: {}", truncate(&e.to_string(), 200)),
+                detail: format!("model error: {}", truncate_bytes(&e.to_string(), 200)),
             });
         }
     };
@@ -214,7 +211,7 @@ pub(crate) fn classify<T>(
 pub(crate) fn invalid(detail: &str) -> NodeResult {
     NodeResult {
         outcome: Outcome::InvalidOutput,
-        detail: truncate(detail, 300),
+        detail: truncate_bytes(detail, 300),
     }
 }
 

@@ -6,7 +6,7 @@
 mod agent;
 mod emit;
 
-pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text, truncate};
+pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text};
 pub(crate) use emit::Emitter;
 
 use crate::engine::graph;

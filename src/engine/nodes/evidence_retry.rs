@@ -8,6 +8,7 @@
 //! verification is no_evidence or indirect_support.
 
 use crate::engine::nodes::gatekeeper::NormText;
+use crate::text::clean;
 use crate::vocab::contracts::{Lang, Verification, VerifierOutput};
 use crate::vocab::dto::VerifiedProjection;
 use crate::vocab::dto::{
@@ -25,7 +26,7 @@ const MAX_GAP_CHARS: usize = 300;
 pub fn extract_gaps(output: &VerifierOutput) -> Vec<EvidenceGap> {
     let mut gaps: Vec<EvidenceGap> = Vec::new();
     for f in output.critical_gaps() {
-        let fact = cap(f.fact.trim());
+        let fact = clean(&f.fact, MAX_GAP_CHARS);
         if fact.is_empty() {
             continue;
         }
@@ -41,7 +42,7 @@ pub fn extract_gaps(output: &VerifierOutput) -> Vec<EvidenceGap> {
         {
             continue;
         }
-        let reason = match cap(f.detail.trim()) {
+        let reason = match clean(&f.detail, MAX_GAP_CHARS) {
             d if !d.is_empty() => d,
             _ => default_reason(f.verification).to_string(),
         };
@@ -60,13 +61,6 @@ fn default_reason(v: Verification) -> &'static str {
         Verification::IndirectSupport => "only indirect support",
         _ => "no direct evidence",
     }
-}
-
-fn cap(s: &str) -> String {
-    s.chars()
-        .take(MAX_GAP_CHARS)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Queries of this run that returned a result (supported or no_evidence).
@@ -148,7 +142,7 @@ pub fn planner_view(ctx: &RetryContext) -> PlannerRetryView {
             let by_text = gap_texts.iter().any(|g| g.tokens().eq(text.tokens()));
             !by_id && !by_text
         })
-        .map(|c| cap(c.claim_text.trim()))
+        .map(|c| clean(&c.claim_text, MAX_GAP_CHARS))
         .collect();
     PlannerRetryView {
         round: ctx.round,

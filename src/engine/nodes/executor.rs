@@ -11,9 +11,10 @@
 //!
 //! OWNER: engine helper.
 
-use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text, truncate};
+use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text};
 use crate::engine::invoker::unexecuted_message;
 use crate::model::{FinishReason, Message, ModelError};
+use crate::text::truncate_bytes;
 use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
 use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};
 use crate::vocab::evaluation::ParseStatusRecord;
@@ -152,7 +153,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         },
         End::ModelError(e) => ParseFailure::missing(format!("model error: {e}")),
     };
-    let detail = truncate(&failure.detail, 300);
+    let detail = truncate_bytes(&failure.detail, 300);
     ctx.state.executor_parse_status = Some(ParseStatusRecord {
         status: failure.status,
         detail: detail.clone(),

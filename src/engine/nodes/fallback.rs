@@ -9,6 +9,7 @@
 //! "found nothing" result read as "ruled out": any model-written line with
 //! an over-statement phrase is replaced by a code-made sentence or dropped.
 
+use crate::text::{clean, one_line};
 use crate::vocab::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verification};
 use crate::vocab::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
 use crate::vocab::graph::ReasonCode;
@@ -195,21 +196,11 @@ pub fn has_overstatement(text: &str) -> bool {
     OVERSTATEMENT_PHRASES.iter().any(|p| lower.contains(p))
 }
 
-/// One display line: control characters and line breaks become spaces.
-fn one_line(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The `query=...` part of a no-evidence ref text, if it is clean.
 fn query_of(matched_text: &str) -> Option<String> {
     let start = matched_text.find("query=")? + "query=".len();
     let rest = matched_text.get(start..)?;
-    let q: String = rest.split(';').next()?.chars().take(120).collect();
-    let q = one_line(&q);
+    let q = clean(rest.split(';').next()?, 120);
     (!q.is_empty() && !has_overstatement(&q)).then_some(q)
 }
 

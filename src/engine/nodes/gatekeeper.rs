@@ -18,6 +18,7 @@ mod rules;
 pub use excerpt::{NormText, Unsupported, supports};
 pub use rules::{ExcerptParams, GatekeeperRules, RuleDef, RuleId};
 
+use crate::text::truncate_middle;
 use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, Claim, EXECUTOR_ANSWER_VERSION, EvidenceBinding,
     ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, Severity,
@@ -510,19 +511,12 @@ impl Eval {
     }
 }
 
-/// A short, single-line, control-free quote of untrusted text.
+/// A short quote of untrusted text (an id, a tool name, a raw_path) for a
+/// rule message: both ends kept, and Rust string escapes, so a stray
+/// space, control or invisible character is visible rather than hidden
+/// or interpreted.
 pub(crate) fn quote(s: &str) -> String {
-    const MAX: usize = 48;
-    let mut out = String::from("\"");
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        out.push(if c.is_control() { ' ' } else { c });
-    }
-    out.push('"');
-    out
+    format!("{:?}", truncate_middle(s, 48))
 }
 
 fn excerpt_preview(excerpt: &NormText) -> String {

@@ -4,6 +4,7 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
 use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
+use crate::text::truncate_middle;
 use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::{Outcome, ReasonCode};
@@ -40,8 +41,8 @@ pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhan
         Some(r) if outcome == Outcome::Reject && r.status != "fail" => {
             format!(
                 "unknown gatekeeper status {:?}/{:?}",
-                short(&r.status),
-                short(&r.severity)
+                truncate_middle(&r.status, 32),
+                truncate_middle(&r.severity, 32)
             )
         }
         Some(_) => String::new(),
@@ -54,10 +55,6 @@ pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhan
     }
     ctx.state.set_gatekeeper(checked, outcome);
     Ok(result(outcome, detail))
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(32).collect()
 }
 
 pub(super) fn verified_input(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {

@@ -10,7 +10,8 @@
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank,
 };
-use crate::model::offline::text::{clean, contains_ci, literal_pieces};
+use crate::model::offline::text::{contains_ci, literal_pieces};
+use crate::text::clean;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 

@@ -9,7 +9,7 @@
 //! over-statement phrase that reached the text through quoted tool text is
 //! scrubbed before the answer leaves.
 
-use crate::model::offline::text::clean;
+use crate::text::clean;
 use crate::vocab::contracts::{
     ComposerAction, ComposerOutput, Lang, OVERSTATEMENT_PHRASES, Verdict, Verification,
     find_overstatement,

@@ -7,7 +7,8 @@
 //! or odd, the ref text is parsed instead. Nothing in tool text is ever
 //! interpreted as an instruction: it is data to group and quote.
 
-use crate::model::offline::text::{clean, field, leading_timestamp, ref_fields, template};
+use crate::model::offline::text::{field, leading_timestamp, ref_fields, template};
+use crate::text::clean;
 use crate::vocab::contracts::NO_EVIDENCE_PATH;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, summarize_args};
 use serde_json::Value;

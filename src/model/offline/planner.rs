@@ -7,7 +7,8 @@
 //! aimed at the gap facts' entities are planned, and none that already ran.
 
 use crate::model::offline::entities::{self, Entities, NarrowTarget};
-use crate::model::offline::text::{clean, content_tokens, tokens};
+use crate::model::offline::text::{content_tokens, tokens};
+use crate::text::clean;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
 use crate::vocab::dto::{PlannerInput, PlannerRetryView};

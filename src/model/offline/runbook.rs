@@ -6,7 +6,8 @@
 //! steps. None of it is ever a claim about the current environment.
 
 use crate::model::offline::evidence::{KnowledgeItem, NoEvidence};
-use crate::model::offline::text::{clean, is_han};
+use crate::model::offline::text::is_han;
+use crate::text::clean;
 use crate::vocab::contracts::{Hypothesis, RecommendedAction};
 use crate::vocab::tool::LOOKUP_KNOWLEDGE;
 

@@ -1,10 +1,12 @@
 //! Text helpers shared by the offline roles: tokenising (English words and
-//! Chinese bigrams), log-message templates, the `k=v` fields of evidence
-//! refs, and cleaning untrusted text before it is copied anywhere.
+//! Chinese bigrams), log-message templates and the `k=v` fields of evidence
+//! refs. Untrusted text is cleaned with [`crate::text::clean`] before it is
+//! copied anywhere.
 //!
 //! Everything here is pure and allocation-light: the offline model must run
 //! a whole diagnosis in a few milliseconds, so regexes are compiled once.
 
+use crate::text::clean;
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -163,37 +165,6 @@ pub fn content_tokens(text: &str) -> BTreeSet<String> {
             han || (t.len() >= 3 && !is_stopword(t))
         })
         .collect()
-}
-
-/// Strips control characters (terminal escapes included), collapses
-/// whitespace and truncates to `max` characters. Used on every piece of
-/// tool text the offline model copies into its own output.
-pub fn clean(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max * 4));
-    let mut last_space = true;
-    let mut count = 0;
-    for c in text.chars() {
-        let c = if c.is_control() || c.is_whitespace() {
-            ' '
-        } else {
-            c
-        };
-        if c == ' ' {
-            if last_space {
-                continue;
-            }
-            last_space = true;
-        } else {
-            last_space = false;
-        }
-        if count >= max {
-            out.push('…');
-            return out.trim_end().to_string();
-        }
-        out.push(c);
-        count += 1;
-    }
-    out.trim().to_string()
 }
 
 static UUID: LazyLock<Regex> = LazyLock::new(|| {
@@ -362,6 +333,5 @@ mod tests {
         assert!(!contains_word("prepayment-services", "payment-service"));
         assert!(contains_word("payment-service的延迟", "payment-service"));
         assert!(tokens("支付服务超时").contains(&"超时".to_string()));
-        assert_eq!(clean("a\u{1b}[31m  b\n", 10), "a [31m b");
     }
 }

@@ -103,8 +103,7 @@ pub fn transport_error(err: &reqwest::Error, base_url: &str, timeout: Duration) 
     )
 }
 
-pub use crate::text::clean;
-use crate::text::root_cause;
+use crate::text::{clean, root_cause};
 
 pub fn snippet(body: &[u8], max: usize) -> String {
     clean(&String::from_utf8_lossy(body), max)

@@ -16,8 +16,9 @@ mod wire;
 
 pub use wire::{parse_response, request_body};
 
-use crate::config::{ModelConfig, mask_url};
+use crate::config::ModelConfig;
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::text::mask_url;
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use std::fmt;

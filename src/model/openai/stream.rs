@@ -44,7 +44,7 @@ pub fn assemble(body: &[u8]) -> Result<Value, ModelError> {
                 ModelErrorKind::Protocol,
                 format!(
                     "a streamed chunk is not JSON: {:?}",
-                    super::errors::clean(data, 80)
+                    crate::text::clean(data, 80)
                 ),
             ));
         };

@@ -156,7 +156,7 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
     // A refusal is neither content nor a tool call; keep the reason visible.
     if let Some(r) = message.get("refusal").and_then(Value::as_str) {
         if content.is_none() && tool_calls.is_empty() {
-            notes.push(format!("model refused: {}", super::errors::clean(r, 200)));
+            notes.push(format!("model refused: {}", crate::text::clean(r, 200)));
         }
     }
     Ok(ChatResponse {

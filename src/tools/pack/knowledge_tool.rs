@@ -2,8 +2,9 @@
 //! optionally within one domain.
 
 use crate::knowledge::KnowledgeHit;
+use crate::text::clean;
 use crate::tools::pack::Pack;
-use crate::tools::pack::text::{Args, plain, query_summary};
+use crate::tools::pack::text::{Args, query_summary};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, ToolSpec};
 use async_trait::async_trait;
@@ -21,10 +22,10 @@ pub struct LookupKnowledge {
 pub fn knowledge_ref_text(h: &KnowledgeHit) -> String {
     format!(
         "[{}] {} > {}: {}",
-        plain(&h.domain, 60),
-        plain(&h.source, 200),
-        plain(&h.breadcrumb, 200),
-        plain(&h.text, REF_TEXT_CHARS)
+        clean(&h.domain, 60),
+        clean(&h.source, 200),
+        clean(&h.breadcrumb, 200),
+        clean(&h.text, REF_TEXT_CHARS)
     )
 }
 
@@ -75,7 +76,7 @@ impl Tool for LookupKnowledge {
                     &summary,
                     &format!(
                         "the pack has no knowledge domain '{}'; domains: {}",
-                        plain(d, 60),
+                        clean(d, 60),
                         known.join(", ")
                     ),
                 ));

@@ -5,8 +5,9 @@
 //! and the usable rest is kept: a bad alert skips that alert, a bad log
 //! line skips that line.
 
+use crate::text::clean;
 use crate::tools::pack::jsonpos::array_item_lines;
-use crate::tools::pack::text::{parse_time, plain};
+use crate::tools::pack::text::parse_time;
 use crate::tools::pack::{Alert, LogLine, PackError, PackManifest, PackWarning};
 use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader, Read};
@@ -41,7 +42,7 @@ impl<'a> FileWarnings<'a> {
             self.out.push(PackWarning {
                 file: self.file.clone(),
                 line,
-                message: plain(&message.into(), 300),
+                message: clean(&message.into(), 300),
             });
         }
     }
@@ -73,7 +74,7 @@ pub fn load_manifest(
     };
     let text = std::fs::read_to_string(&path).map_err(|e| unreadable(e.to_string()))?;
     let table: toml::Table =
-        toml::from_str(&text).map_err(|e| unreadable(plain(&e.to_string(), 300)))?;
+        toml::from_str(&text).map_err(|e| unreadable(clean(&e.to_string(), 300)))?;
     let mut w = FileWarnings::new("pack.toml", warnings);
     let string = |key: &str, w: &mut FileWarnings| match table.get(key) {
         None => None,
@@ -257,14 +258,14 @@ fn parse_alert(v: &Value) -> Result<Alert, String> {
     if !["firing", "pending", "resolved", "inactive"].contains(&state.as_str()) {
         return Err(format!(
             "state '{}' is not firing, pending, resolved or inactive",
-            plain(&state, 30)
+            clean(&state, 30)
         ));
     }
     let active_at = match obj.get("activeAt") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(
             parse_time(s)
-                .ok_or_else(|| format!("activeAt '{}' is not an RFC 3339 time", plain(s, 40)))?,
+                .ok_or_else(|| format!("activeAt '{}' is not an RFC 3339 time", clean(s, 40)))?,
         ),
         Some(_) => return Err("'activeAt' is not a string".into()),
     };
@@ -378,7 +379,7 @@ pub fn parse_log_line(text: &str) -> Result<LogLine, String> {
     let level = take(&LEVEL_KEYS, "level")?;
     let message = take(&MESSAGE_KEYS, "message")?;
     let ts = parse_time(&ts_text)
-        .ok_or_else(|| format!("ts '{}' is not an RFC 3339 time", plain(&ts_text, 40)))?;
+        .ok_or_else(|| format!("ts '{}' is not an RFC 3339 time", clean(&ts_text, 40)))?;
     Ok(LogLine {
         ts,
         service: service.trim().to_string(),

@@ -254,7 +254,7 @@ fn first_paragraph(body: &str) -> String {
                 .join(" ")
         })
         .find(|p| !p.trim().is_empty())
-        .map(|p| super::text::plain(&p, 300))
+        .map(|p| crate::text::clean(&p, 300))
         .unwrap_or_default()
 }
 

@@ -5,7 +5,8 @@
 //! oldest first so they read as a timeline; `truncated` says older matches
 //! were left out. The newest lines are what an on-call engineer needs.
 
-use crate::tools::pack::text::{Args, fmt_time, plain, query_summary};
+use crate::text::clean;
+use crate::tools::pack::text::{Args, fmt_time, query_summary};
 use crate::tools::pack::{LogLine, Pack};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_LOGS, ToolSpec};
@@ -65,9 +66,9 @@ pub fn log_ref_text(l: &LogLine) -> String {
     format!(
         "{} {} {} {}",
         fmt_time(&l.ts),
-        plain(&l.level, 10),
-        plain(&l.service, 80),
-        plain(&l.message, REF_MESSAGE_CHARS)
+        clean(&l.level, 10),
+        clean(&l.service, 80),
+        clean(&l.message, REF_MESSAGE_CHARS)
     )
 }
 

@@ -3,7 +3,8 @@
 //! `instance` (with any `:port` dropped), as Prometheus setups differ in
 //! which label names the service.
 
-use crate::tools::pack::text::{Args, fmt_time, plain, query_summary};
+use crate::text::clean;
+use crate::tools::pack::text::{Args, fmt_time, query_summary};
 use crate::tools::pack::{Alert, Pack};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec};
@@ -77,7 +78,7 @@ pub fn human_duration(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
 pub fn alert_ref_text(a: &Alert, now: DateTime<Utc>) -> String {
     let mut parts = Vec::new();
     let mut kv = |k: &str, v: &str| {
-        let v = plain(v, REF_SUMMARY_CHARS);
+        let v = clean(v, REF_SUMMARY_CHARS);
         if !v.is_empty() {
             parts.push(format!("{k}={v}"));
         }

@@ -1,8 +1,9 @@
 //! `read_skill`: the body of one skill, for the Executor to follow.
 //! A skill is guidance, not evidence, so it returns no evidence refs.
 
+use crate::text::clean;
 use crate::tools::pack::Pack;
-use crate::tools::pack::text::{Args, plain};
+use crate::tools::pack::text::Args;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceStatus, READ_SKILL, ToolSpec};
 use async_trait::async_trait;
@@ -41,7 +42,7 @@ impl Tool for ReadSkill {
             let known: Vec<&str> = self.pack.skills.iter().map(|s| s.name.as_str()).collect();
             return Err(ToolError::InvalidArguments(format!(
                 "no skill named '{}'; skills: {}",
-                plain(&name, 60),
+                clean(&name, 60),
                 known.join(", ")
             )));
         };

@@ -1,85 +1,20 @@
 //! Plain text from untrusted pack content, and argument reading.
 //!
 //! Evidence ref texts are shown in the TUI, stored, and matched by the
-//! Gatekeeper, so they are made plain here: terminal escape sequences,
-//! control and bidi-override characters are removed and whitespace is
-//! collapsed. Tool arguments come from a model; anything unexpected is an
+//! Gatekeeper, so the pack tools make them plain with
+//! [`crate::text::clean`]: terminal escape sequences, control, bidi and
+//! invisible characters are removed and whitespace is collapsed. Tool arguments come from a model; anything unexpected is an
 //! `InvalidArguments` that tells the model what is allowed.
 
+use crate::text::clean;
 use crate::tools::ToolError;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-/// Plain, single-line text of at most `max_chars` characters.
-pub fn plain(s: &str, max_chars: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(max_chars * 4));
-    let mut chars = s.chars().peekable();
-    let mut space = false;
-    let mut count = 0usize;
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            skip_escape(&mut chars);
-            continue;
-        }
-        let c = if c.is_whitespace() { ' ' } else { c };
-        if c.is_control() || is_invisible_format(c) {
-            continue;
-        }
-        if c == ' ' {
-            space = !out.is_empty();
-            continue;
-        }
-        if count >= max_chars {
-            out.push_str("...");
-            return out;
-        }
-        if space {
-            out.push(' ');
-            count += 1;
-            space = false;
-        }
-        out.push(c);
-        count += 1;
-    }
-    out
-}
-
-/// Bidi overrides and zero-width characters can make text display as
-/// something other than what it is.
-fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        // CSI: parameters then one final byte in @..~
-        Some('[') => {
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        // OSC / DCS / APC ...: until BEL or ESC \
-        Some(']' | 'P' | '_' | '^' | 'X') => {
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    chars.next();
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The arguments as `k=v` text for a no_evidence message: model-supplied,
 /// so made plain and bounded like any other untrusted text.
 pub fn query_summary(args: &Map<String, Value>) -> String {
-    plain(
+    clean(
         &crate::vocab::tool::summarize_args(&Value::Object(args.clone())),
         300,
     )
@@ -95,7 +30,7 @@ impl<'a> Args<'a> {
         if let Some(bad) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(ToolError::InvalidArguments(format!(
                 "unknown argument '{}'; allowed: {}",
-                plain(bad, 40),
+                clean(bad, 40),
                 allowed.join(", ")
             )));
         }
@@ -169,18 +104,6 @@ pub fn fmt_time(t: &DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_strips_escapes_controls_and_caps() {
-        assert_eq!(
-            plain("a\u{1b}[31mred\u{1b}[0m\n\tb", 100),
-            "aredb".replace("redb", "red b")
-        );
-        assert_eq!(plain("x\u{1b}]0;title\u{7}y", 100), "xy");
-        assert_eq!(plain("ab\u{202e}cd\u{0}", 100), "abcd");
-        assert_eq!(plain("abcdef", 3), "abc...");
-        assert_eq!(plain("  a   b  ", 10), "a b");
-    }
 
     #[test]
     fn args_reject_unknown_keys_and_bad_types() {

@@ -26,7 +26,7 @@ pub struct Answer {
 
 impl Client {
     pub fn new(base_url: &str, timeout: Duration) -> Result<Client, ToolError> {
-        let shown = crate::config::mask_url(base_url.trim());
+        let shown = crate::text::mask_url(base_url.trim());
         let base = base_url.trim().trim_end_matches('/').to_string();
         let ok = reqwest::Url::parse(&base)
             .map(|u| matches!(u.scheme(), "http" | "https"))
@@ -148,5 +148,4 @@ impl Client {
     }
 }
 
-pub use crate::text::clean;
-use crate::text::root_cause;
+use crate::text::{clean, root_cause};

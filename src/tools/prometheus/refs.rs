@@ -6,8 +6,9 @@
 //! the offline model treat both backends alike. Label values are server
 //! text: they are cleaned to one printable line, never interpreted.
 
+use crate::text::clean;
 use crate::tools::pack::metrics::human_duration;
-use crate::tools::pack::text::{fmt_time, plain};
+use crate::tools::pack::text::fmt_time;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -48,9 +49,9 @@ pub fn alert_service(alert: &Map<String, Value>, service_label: &str) -> Option<
 pub fn alert_text(alert: &Map<String, Value>, service_label: &str, now: DateTime<Utc>) -> String {
     let mut parts = Vec::new();
     let mut push = |k: &str, v: &str| {
-        let v = plain(v, MAX_LABEL_CHARS);
+        let v = clean(v, MAX_LABEL_CHARS);
         if !v.is_empty() {
-            parts.push(format!("{}={v}", plain(k, 64)));
+            parts.push(format!("{}={v}", clean(k, 64)));
         }
     };
     push("alertname", &label(alert, "alertname").unwrap_or_default());

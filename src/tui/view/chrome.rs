@@ -3,8 +3,8 @@
 //! hints are generated from the keymap table.
 
 use super::{MIN_HEIGHT, MIN_WIDTH, centered};
+use crate::text::{display_width, sanitize_line, truncate_width};
 use crate::tui::keymap::Context;
-use crate::tui::sanitize::{sanitize_line, truncate_chars};
 use crate::tui::state::{AppState, DemoEntry, Mode};
 use crate::tui::theme::{Role, Theme};
 use ratatui::Frame;
@@ -93,7 +93,7 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut right_w = 0usize;
     for (key, desc) in state.keymap.hints(&active_contexts(state)) {
         let (k, d) = (format!(" {key}"), format!(" {desc}"));
-        let w = k.chars().count() + d.chars().count();
+        let w = display_width(&k) + display_width(&d);
         if right_w + w > area.width as usize / 2 {
             break;
         }
@@ -107,12 +107,12 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut spans = Vec::new();
     let mut used = 0usize;
     if let Some(n) = &state.notice {
-        let n = truncate_chars(&format!(" {} │", sanitize_line(n)), room);
-        used += n.chars().count();
+        let n = truncate_width(&format!(" {} │", sanitize_line(n)), room);
+        used += display_width(&n);
         spans.push(Span::styled(n, t.style(Role::Error)));
     }
-    let left = truncate_chars(&left, room.saturating_sub(used));
-    used += left.chars().count();
+    let left = truncate_width(&left, room.saturating_sub(used));
+    used += display_width(&left);
     spans.push(Span::styled(left, bar));
     spans.push(Span::styled(" ".repeat(room.saturating_sub(used)), bar));
     spans.extend(right);
@@ -234,4 +234,22 @@ pub fn demo_picker(
     let h = inner.height as usize;
     let scroll = (selected_line + 2).saturating_sub(h) as u16;
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tui::fixtures::{buffer_text, live_state, pass_run, render};
+
+    #[test]
+    fn wide_labels_do_not_push_the_key_hints_off() {
+        let mut state = live_state(&pass_run(1));
+        // Two columns per character: counted in chars, this label would
+        // take twice the room it was given.
+        state.model_label = "模型".repeat(40);
+        state.notice = Some("通知".repeat(10));
+        let text = buffer_text(render(&state, 80, 24).backend().buffer());
+        let bar = text.lines().last().unwrap_or_default();
+        assert!(bar.contains("q quit"), "{bar}");
+        assert!(bar.contains('…'), "{bar}");
+    }
 }

@@ -5,7 +5,7 @@
 //! The text is sanitised before parsing, and the lines are computed once
 //! when the popup opens, so scrolling costs nothing.
 
-use crate::tui::sanitize::sanitize_multiline;
+use crate::text::sanitize_multiline;
 use crate::tui::theme::{Role, Theme};
 use ratatui::text::{Line, Span};
 use serde_json::Value;

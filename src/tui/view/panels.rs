@@ -5,7 +5,7 @@
 //! An answer that came from a fallback is marked "degraded" the same way.
 
 use super::{pane_block, verdict_span};
-use crate::tui::sanitize::{sanitize_line, sanitize_multiline};
+use crate::text::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{AppState, Mode, Pane, RunView};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::graph::ReasonCode;

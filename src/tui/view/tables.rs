@@ -1,10 +1,12 @@
 //! The four table panes: runs, transitions, tool invocations and
 //! Gatekeeper checked bindings. Only the rows that fit are built, so a run
 //! with hundreds of invocations renders as fast as a short one. Every
-//! untrusted cell is sanitised; cells are clipped by the column widths.
+//! untrusted cell is sanitised. Identifiers in fixed-width columns (ids,
+//! tool and rule names, raw paths, statuses) are cut in the middle so both
+//! ends stay readable; free text is clipped by its column.
 
 use super::{pane_block, verdict_span};
-use crate::tui::sanitize::{sanitize_line, truncate_chars};
+use crate::text::{sanitize_line, truncate_middle, truncate_width};
 use crate::tui::state::{AppState, Pane};
 use crate::tui::theme::Role;
 use crate::vocab::contracts::BindingStatus;
@@ -28,7 +30,12 @@ pub fn window(selected: usize, len: usize, height: usize) -> (usize, usize) {
 /// Untrusted text as a one-line cell, cut to a sane length (the column
 /// clips it further).
 fn cell_text(s: &str) -> String {
-    truncate_chars(&sanitize_line(s), 400)
+    truncate_width(&sanitize_line(s), 400)
+}
+
+/// An untrusted identifier in a column `width` wide.
+fn id_cell(s: &str, width: u16) -> String {
+    truncate_middle(&sanitize_line(s), width.into())
 }
 
 fn tab_title(state: &AppState, pane: Pane, tabbed: bool) -> Line<'static> {
@@ -141,6 +148,9 @@ type TableParts = (
     Option<usize>,
 );
 
+const STATUS_W: u16 = 7;
+const SESSION_W: u16 = 8;
+
 fn runs(state: &AppState, h: usize) -> TableParts {
     let t = &state.theme;
     let list = state.filtered_runs();
@@ -156,7 +166,7 @@ fn runs(state: &AppState, h: usize) -> TableParts {
             Row::new(vec![
                 Cell::from(r.run_id.to_string()),
                 Cell::from(Span::styled(
-                    cell_text(r.status.as_str()),
+                    id_cell(r.status.as_str(), STATUS_W),
                     t.style(if r.status == RunStatus::Failed {
                         Role::Error
                     } else {
@@ -164,7 +174,7 @@ fn runs(state: &AppState, h: usize) -> TableParts {
                     }),
                 )),
                 Cell::from(vcell),
-                Cell::from(cell_text(&r.session_id)),
+                Cell::from(id_cell(&r.session_id, SESSION_W)),
                 Cell::from(cell_text(&r.question)),
             ])
         })
@@ -173,9 +183,9 @@ fn runs(state: &AppState, h: usize) -> TableParts {
         vec!["run", "status", "verdict", "session", "question"],
         vec![
             Constraint::Length(5),
-            Constraint::Length(7),
+            Constraint::Length(STATUS_W),
             Constraint::Length(11),
-            Constraint::Length(8),
+            Constraint::Length(SESSION_W),
             Constraint::Min(10),
         ],
         rows,
@@ -230,6 +240,9 @@ pub fn evidence_role(s: EvidenceStatus) -> Role {
     }
 }
 
+const TOOL_W: u16 = 16;
+const EVIDENCE_W: u16 = 12;
+
 fn tools(state: &AppState, h: usize) -> TableParts {
     let t = &state.theme;
     let list = &state.view().invocations;
@@ -244,10 +257,10 @@ fn tools(state: &AppState, h: usize) -> TableParts {
             }
             Row::new(vec![
                 Cell::from(inv.id.to_string()),
-                Cell::from(cell_text(&inv.tool_name)),
+                Cell::from(id_cell(&inv.tool_name, TOOL_W)),
                 Cell::from(cell_text(&inv.query_summary())),
                 Cell::from(Span::styled(
-                    status,
+                    id_cell(&status, EVIDENCE_W),
                     t.style(evidence_role(rd.evidence_status)),
                 )),
                 Cell::from(rd.evidence_refs.len().to_string()),
@@ -259,9 +272,9 @@ fn tools(state: &AppState, h: usize) -> TableParts {
         vec!["id", "tool", "query", "evidence", "refs", "time"],
         vec![
             Constraint::Length(5),
-            Constraint::Length(16),
+            Constraint::Length(TOOL_W),
             Constraint::Min(12),
-            Constraint::Length(12),
+            Constraint::Length(EVIDENCE_W),
             Constraint::Length(4),
             Constraint::Length(7),
         ],
@@ -279,6 +292,14 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
         .as_ref()
         .map_or(&empty, |g| &g.checked_bindings);
     let (start, end) = window(state.sel.bindings, list.len(), h);
+    // Narrow screens give the fixed columns less so the claim and the
+    // matched text keep readable widths.
+    let narrow = width < 120;
+    let (tool_w, inv_w, path_w, rule_w) = if narrow {
+        (12, 4, 11, 16)
+    } else {
+        (14, 5, 18, 18)
+    };
     let rows = list[start..end]
         .iter()
         .map(|b| {
@@ -295,15 +316,15 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             };
             let row = Row::new(vec![
                 Cell::from(cell_text(&claim)),
-                Cell::from(cell_text(&b.tool_name)),
+                Cell::from(id_cell(&b.tool_name, tool_w)),
                 Cell::from(
                     b.source_invocation_id
                         .map(|i| i.to_string())
                         .unwrap_or_else(|| "—".into()),
                 ),
-                Cell::from(cell_text(b.raw_path.as_deref().unwrap_or("—"))),
+                Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), path_w)),
                 Cell::from(if pass { "PASS" } else { "FAIL" }),
-                Cell::from(cell_text(b.failed_rule.as_deref().unwrap_or(""))),
+                Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), rule_w)),
                 Cell::from(cell_text(matched)),
             ]);
             if pass {
@@ -323,30 +344,54 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             "failed rule",
             "matched / excerpt",
         ],
-        // Narrow screens give the fixed columns less so the claim and the
-        // matched text keep readable widths.
-        if width < 120 {
-            vec![
-                Constraint::Fill(1),
-                Constraint::Length(12),
-                Constraint::Length(4),
-                Constraint::Length(11),
-                Constraint::Length(5),
-                Constraint::Length(16),
-                Constraint::Fill(1),
-            ]
-        } else {
-            vec![
-                Constraint::Fill(2),
-                Constraint::Length(14),
-                Constraint::Length(5),
-                Constraint::Length(18),
-                Constraint::Length(5),
-                Constraint::Length(18),
-                Constraint::Fill(3),
-            ]
-        },
+        vec![
+            Constraint::Fill(if narrow { 1 } else { 2 }),
+            Constraint::Length(tool_w),
+            Constraint::Length(inv_w),
+            Constraint::Length(path_w),
+            Constraint::Length(5),
+            Constraint::Length(rule_w),
+            Constraint::Fill(if narrow { 1 } else { 3 }),
+        ],
         rows,
         Some(state.sel.bindings.min(list.len().saturating_sub(1)) - start),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tui::fixtures::{RunBuilder, binding, buffer_text, live_state, render};
+    use crate::tui::state::Pane;
+    use crate::vocab::contracts::Verdict;
+    use crate::vocab::graph::{NodeId, Outcome};
+
+    #[test]
+    fn long_identifiers_keep_both_ends() {
+        let mut b = RunBuilder::new(1, "q");
+        b.enter(NodeId::Executor, None);
+        let inv = b.tool("query_logs_of_the_whole_fleet", "svc", "text", 1);
+        b.finish(
+            NodeId::Executor,
+            Outcome::Completed,
+            "completed",
+            NodeId::Gatekeeper,
+        );
+        b.enter(NodeId::Gatekeeper, Some("completed"));
+        let mut bad = binding("claim-1", "t", "query_logs", inv, "$.logs[12345]", false);
+        bad.failed_rule = Some("binding.invocation_owned".into());
+        b.gatekeeper("fail", "reject", vec![bad]);
+        b.verdict(None, Some(Verdict::Reject), None);
+        let events = b.done("a", None);
+
+        let mut state = live_state(&events);
+        state.focus = Pane::Bindings;
+        let text = buffer_text(render(&state, 100, 30).backend().buffer());
+        // 16 columns on a narrow screen: the rule's distinctive end stays.
+        assert!(text.contains("binding.…n_owned"), "{text}");
+        assert!(text.contains("$.log…2345]"), "{text}");
+
+        state.focus = Pane::Tools;
+        let text = buffer_text(render(&state, 100, 30).backend().buffer());
+        assert!(text.contains("query_lo…e_fleet"), "{text}");
+    }
 }

@@ -178,7 +178,7 @@ fn parse_binding(b: &Object<'_>) -> Result<EvidenceBinding, ParseFailure> {
         Some(Json::String(s)) => match s.trim().parse::<i64>() {
             Ok(id) => (Some(id), None),
             Err(_) if s.trim().is_empty() => (None, None),
-            Err(_) => (None, Some(s.chars().take(64).collect())),
+            Err(_) => (None, Some(crate::text::truncate_middle(s, 64))),
         },
         Some(other) => (None, Some(kind(other).to_string())),
     };

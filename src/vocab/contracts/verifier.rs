@@ -6,6 +6,7 @@
 
 use super::Verdict;
 use super::json::{Fields, Json, ParseFailure, extract_json_object, objects};
+use crate::text::truncate_middle;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -97,7 +98,7 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
     let verdict = Verdict::parse(&verdict_text).ok_or_else(|| {
         ParseFailure::malformed(format!(
             "verdict {:?} is not PASS, LOW_CONFID or REJECT",
-            truncate(&verdict_text)
+            truncate_middle(&verdict_text, 40)
         ))
     })?;
     let score = f.opt_f64("groundedness_score")?.unwrap_or(0.0);
@@ -116,7 +117,7 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
         let verification = Verification::parse(&verification_text).ok_or_else(|| {
             ParseFailure::malformed(format!(
                 "facts_checked[{i}].verification {:?} is not one of direct_evidence, indirect_support, no_evidence, contradicted",
-                truncate(&verification_text)
+                truncate_middle(&verification_text, 40)
             ))
         })?;
         let claim_id = match fc.get("claim_id") {
@@ -163,10 +164,6 @@ pub fn parse_verifier_output(text: &str) -> Result<VerifierOutput, ParseFailure>
         facts_checked: facts,
         rationale: f.opt_str("rationale")?,
     })
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(40).collect()
 }
 
 #[cfg(test)]

@@ -305,6 +305,6 @@ fn overstated_hypotheses_actions_and_gaps_are_dropped_and_text_is_one_line() {
     i.missing_info = vec!["none, everything ruled out".into()];
     let a = post_verifier_answer(Lang::En, &i);
     assert!(!has_overstatement(&a), "{a}");
-    assert!(a.contains("- pool [2Jexhausted"), "{a}");
+    assert!(a.contains("- pool exhausted"), "{a}");
     assert!(!a.contains('\u{1b}'));
 }
