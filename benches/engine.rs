@@ -5,6 +5,9 @@
 //!
 //! Prints exactly `runs_per_s_pass=N runs_per_s_retry=N`.
 
+// A benchmark whose set-up fails should stop loudly, like a test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 /// The allocator the `diagraph` binary uses, so figures match the product.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

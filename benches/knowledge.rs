@@ -3,6 +3,9 @@
 //! Prints `lookup_knowledge_p50_ms=X` (target <= 2 ms), p95, the index
 //! build time and the whole pack load time. Run: `cargo bench --bench knowledge`.
 
+// A benchmark whose set-up fails should stop loudly, like a test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 /// The allocator the `diagraph` binary uses, so figures match the product.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -4,6 +4,9 @@
 //!
 //! Run with `cargo bench --bench offline`.
 
+// A benchmark whose set-up fails should stop loudly, like a test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 /// The allocator the `diagraph` binary uses, so figures match the product.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

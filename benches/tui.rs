@@ -6,6 +6,9 @@
 //! - CPU used by the event loop idling for 2 s (target: near zero),
 //!   `idle_cpu_percent`.
 
+// A benchmark whose set-up fails should stop loudly, like a test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 /// The allocator the `diagraph` binary uses, so figures match the product.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -2,6 +2,8 @@
 //! a store that is down at start, cancellation, the step gate and the live
 //! events channel.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use async_trait::async_trait;

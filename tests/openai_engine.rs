@@ -4,6 +4,8 @@
 //! `prometheus_engine.rs`, a real Prometheus). Also: an unreachable base
 //! URL degrades the run quickly with the reason in the trace.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 #[path = "openai_mock/llm.rs"]
 mod llm;
 mod openai_mock;

@@ -4,6 +4,8 @@
 //! to logs.jsonl. It must load without warnings and answer queries.
 //! Skipped (with a note) where that material is not present.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use diagraph::tools::Tool;
 use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::vocab::tool::EvidenceStatus;

@@ -1,6 +1,8 @@
 //! The four pack tools over the shipped shop pack: filters, body shapes,
 //! ref paths and texts, no_evidence and invalid arguments.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::tool::EvidenceStatus;

@@ -3,6 +3,8 @@
 //! node events, the live NodeFinished events tell the same story, and the
 //! run status and degraded flag follow DESIGN section 2.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use diagraph::scenario::Scenario;

@@ -2,6 +2,8 @@
 //! asserted on what the run recorded (agent steps, tool invocations,
 //! events) and on the exact requests the models received.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use common::{

@@ -4,6 +4,8 @@
 //! credentials, an unreachable server, a newer schema and 32 concurrent
 //! runs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 #[path = "support/mysql.rs"]
 mod mysql_support;
 #[macro_use]

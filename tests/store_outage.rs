@@ -11,6 +11,8 @@
 //! left RUNNING. Without the MariaDB binaries the tests skip outside CI
 //! and fail under `CI=true`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 #[path = "support/mysql.rs"]
 mod mysql_support;
 

@@ -5,6 +5,8 @@
 //!
 //! Skipped (with a note) when tmux is not installed, unless CI=true.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

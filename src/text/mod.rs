@@ -105,6 +105,14 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// A regular expression written in the source. Its pattern is a literal
+/// that the tests of its module compile on their first use, so a typo fails
+/// the suite, never a user's run.
+#[allow(clippy::expect_used)]
+pub fn literal_regex(pattern: &'static str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("a literal pattern compiles")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@
 
 pub use crate::model::offline::symptoms::{SYMPTOMS, Symptom};
 use crate::model::offline::text::contains_word;
+use crate::text::literal_regex;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -54,22 +55,22 @@ const GENERIC_NAME_PARTS: &[&str] = &[
 ];
 
 static SERVICE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    literal_regex(
         r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_](?:service|svc|api|server|db|worker|gateway)\b",
     )
-    .unwrap()
 });
-static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z][A-Za-z0-9_]*").unwrap());
+static WORD: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"[A-Za-z][A-Za-z0-9_]*"));
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""([^"]{3,80})"|“([^”]{3,80})”|`([^`]{3,80})`|「([^」]{2,80})」"#).unwrap()
+    literal_regex(r#""([^"]{3,80})"|“([^”]{3,80})”|`([^`]{3,80})`|「([^」]{2,80})」"#)
 });
-static HTTP_CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(5\d\d|4\d\d)\b").unwrap());
+static HTTP_CODE: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\b(5\d\d|4\d\d)\b"));
 static WINDOW_EN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:last|past|previous|within|in the last|over the last)\s+(\d{1,4})\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b")
-        .unwrap()
+    literal_regex(
+        r"(?i)\b(?:last|past|previous|within|in the last|over the last)\s+(\d{1,4})\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b",
+    )
 });
 static WINDOW_ZH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:最近|过去|近)\s*(\d{1,4}|一|两|半)\s*(?:个)?\s*(分钟|小时|钟头|天)").unwrap()
+    literal_regex(r"(?:最近|过去|近)\s*(\d{1,4}|一|两|半)\s*(?:个)?\s*(分钟|小时|钟头|天)")
 });
 
 /// Parts of CamelCase words that make them read like an alert name.

@@ -7,6 +7,7 @@
 //! a whole diagnosis in a few milliseconds, so regexes are compiled once.
 
 use crate::text::clean;
+use crate::text::literal_regex;
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -168,16 +169,17 @@ pub fn content_tokens(text: &str) -> BTreeSet<String> {
 }
 
 static UUID: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap()
+    literal_regex(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 });
 static IP: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b").unwrap());
+    LazyLock::new(|| literal_regex(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"));
 static HEX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:0x[0-9a-f]+|[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*)\b")
-        .unwrap()
+    literal_regex(
+        r"(?i)\b(?:0x[0-9a-f]+|[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*)\b",
+    )
 });
-static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d+(?:[.,:]\d+)*").unwrap());
-static STARS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*(?:[\s*_\-./:]*\*)+").unwrap());
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\d+(?:[.,:]\d+)*"));
+static STARS: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\*(?:[\s*_\-./:]*\*)+"));
 
 /// The template of a log message: ids, addresses, hex and numbers become
 /// `*`, so lines that differ only in those group together. Long hex must
@@ -210,7 +212,7 @@ pub fn literal_pieces(phrase: &str) -> Vec<String> {
 }
 
 static FIELD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_.]*)=").unwrap());
+    LazyLock::new(|| literal_regex(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_.]*)="));
 
 /// The `key=value` fields of an evidence ref text such as
 /// `alertname=X service=Y state=firing value=92% summary=CPU above 90%`. A
@@ -289,10 +291,9 @@ pub fn contains_word(haystack_lower: &str, needle_lower: &str) -> bool {
 /// `2026-07-08 23:05:28 ...`), exactly as written there.
 pub fn leading_timestamp(text: &str) -> Option<String> {
     static TS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
+        literal_regex(
             r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?",
         )
-        .unwrap()
     });
     TS.find(text.trim_start()).map(|m| m.as_str().to_string())
 }

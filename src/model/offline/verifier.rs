@@ -13,6 +13,7 @@
 use crate::model::offline::text::{
     contains_ci, contains_word, content_tokens, literal_pieces, ref_fields,
 };
+use crate::text::literal_regex;
 use crate::vocab::contracts::{
     Claim, FactCheck, FactRef, NO_EVIDENCE_PATH, OVERSTATEMENT_PHRASES, Verdict, Verification,
     VerifierOutput,
@@ -21,10 +22,10 @@ use crate::vocab::dto::{VerifiedEvidence, VerifierInput};
 use regex::Regex;
 use std::sync::LazyLock;
 
-static QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""([^"]+)"|“([^”]+)”"#).unwrap());
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| literal_regex(r#""([^"]+)"|“([^”]+)”"#));
 static NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\d+(?:\.\d+)?)(%|ms|s|m|h|d|mb|gb|kb|b)?$").unwrap());
-static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}").unwrap());
+    LazyLock::new(|| literal_regex(r"^(\d+(?:\.\d+)?)(%|ms|s|m|h|d|mb|gb|kb|b)?$"));
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"^\d{4}-\d{2}-\d{2}"));
 const STATES: &[&str] = &["firing", "pending", "resolved", "inactive"];
 
 #[derive(Debug, Default)]
