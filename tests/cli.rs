@@ -256,3 +256,22 @@ fn graph_prints_every_edge() {
     assert!(text.starts_with("flowchart TD"));
     assert!(text.contains("gatekeeper_no_verified_binding"));
 }
+
+#[test]
+fn feedback_takes_the_verdicts_as_the_readme_spells_them() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["ask", "--json", "why is payment-service slow?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = run["run_id"].to_string();
+    for verdict in ["not_useful", "not-useful", "useful"] {
+        let fb = sb.cmd().args(["feedback", &id, verdict]).output().unwrap();
+        assert!(fb.status.success(), "{verdict}: {}", stderr(&fb));
+    }
+    let bad = sb.cmd().args(["feedback", &id, "meh"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -101,6 +101,9 @@ pub enum Command {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FeedbackVerdict {
     Useful,
+    /// Spelled as the README and the stored label spell it; the kebab-case
+    /// form clap would derive still works.
+    #[value(name = "not_useful", alias = "not-useful")]
     NotUseful,
 }
 
