@@ -2,8 +2,7 @@
 //! every Gatekeeper rule at its severity, plus hostile shapes (foreign and
 //! fabricated ids, sub-paths, doctored excerpts, unicode, huge inputs).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
+use crate::helpers::{evidence, invocation};
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::engine::nodes::verified_input::project;
 use diagraph::vocab::contracts::{
@@ -11,7 +10,7 @@ use diagraph::vocab::contracts::{
     parse_executor_evidence,
 };
 use diagraph::vocab::graph::Outcome;
-use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -29,33 +28,12 @@ fn inv(
     status: EvidenceStatus,
     refs: &[(&str, &str)],
 ) -> ToolInvocation {
+    let refs = refs.iter().map(|(p, t)| evidence(p, t)).collect();
     ToolInvocation {
         id,
-        run_id: run,
         step_id: Some(1),
-        seq: id as u32,
-        tool_name: tool.into(),
-        input_params: json!({"service": "payment-service"}),
-        output_preview: "{}".into(),
-        output_length: 2,
-        is_truncated: false,
-        retrieval_details: RetrievalDetails {
-            evidence_status: status,
-            evidence_refs: refs
-                .iter()
-                .map(|(p, t)| EvidenceRef {
-                    raw_path: (*p).into(),
-                    text: (*t).into(),
-                })
-                .collect(),
-            deduped_from: None,
-            blocked: false,
-            retrieved_domains: vec![],
-        },
-        dedup_reason: None,
         duration_ms: 3,
-        success: status != EvidenceStatus::Failed,
-        error_message: None,
+        ..invocation(run, id as u32, tool, status, refs)
     }
 }
 
@@ -896,9 +874,8 @@ fn only_verified_material_flows_to_the_verifier_retry_and_composer() {
 /// Invocations made by the shipped pack's real tools, so the excerpt rules
 /// are exercised against the ref texts the product actually produces.
 async fn pack_invocations() -> Vec<ToolInvocation> {
-    use diagraph::tools::pack::{Pack, pack_tools};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
-    let tools = pack_tools(std::sync::Arc::new(Pack::load(&dir).unwrap()));
+    use diagraph::tools::pack::pack_tools;
+    let tools = pack_tools(crate::helpers::shop_pack());
     let calls = [
         ("query_metrics", json!({})),
         (

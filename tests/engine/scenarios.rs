@@ -3,10 +3,8 @@
 //! node events, the live NodeFinished events tell the same story, and the
 //! run status and degraded flag follow DESIGN section 2.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::helpers::scenario_dir;
+use crate::runs::scenario_engine;
 use diagraph::scenario::Scenario;
 use diagraph::vocab::events::EventKind;
 use diagraph::vocab::graph::NodeId;
@@ -15,7 +13,7 @@ use diagraph::vocab::trace::{NodeEvent, build_trace};
 
 #[tokio::test]
 async fn every_shipped_scenario_takes_its_expected_route() {
-    let list = Scenario::list(&common::scenario_dir());
+    let list = Scenario::list(&scenario_dir());
     assert!(list.len() >= 30, "only {} scenarios", list.len());
     let mut failures = Vec::new();
     for (path, loaded) in list {
@@ -29,7 +27,7 @@ async fn every_shipped_scenario_takes_its_expected_route() {
             .expect_route
             .clone()
             .expect("every shipped scenario has expect_route");
-        let (engine, recorder) = common::scenario_engine(&s);
+        let (engine, recorder) = scenario_engine(&s);
         let out = engine.run(s.request()).await.expect("run persisted");
         let route = out.end.trace.route();
         if route != want {

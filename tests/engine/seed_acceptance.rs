@@ -2,13 +2,10 @@
 //! asserted on what the run recorded (agent steps, tool invocations,
 //! events) and on the exact requests the models received.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
-use common::{
-    finished, first_entry, gatekeeper_results, last_entry, load_scenario, of_role, run_captured,
-    run_scenario, steps,
+use crate::helpers::load_scenario;
+use crate::runs::{
+    finished, first_entry, gatekeeper_results, last_entry, of_role, run_captured, run_scenario,
+    steps,
 };
 use diagraph::engine::nodes::fallback;
 use diagraph::model::ModelErrorKind;

@@ -4,8 +4,6 @@
 //! panicking, and a successful parse always yields the contract's
 //! invariants.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::vocab::contracts::{
     find_overstatement, parse_composer_output, parse_executor_evidence, parse_gatekeeper_result,
     parse_planner_plan, parse_verifier_output,

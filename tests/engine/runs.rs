@@ -1,52 +1,17 @@
-//! Shared helpers for the engine integration tests: engines over the
-//! in-memory recorder, scripted models, the shipped scenarios and pack,
-//! and a model wrapper that captures every request.
-#![allow(dead_code)]
+//! Engine runs for the engine tests: shipped scenarios and inline scripts
+//! on the scripted model over the in-memory recorder, a model wrapper that
+//! captures every request, and readers of what a run recorded.
 
+use crate::helpers::{base_engine, load_scenario, shop_pack};
 use async_trait::async_trait;
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome};
-use diagraph::model::scripted::{ScriptEntry, ScriptedModel, UncoveredModel};
+use diagraph::engine::{Engine, MemoryRecorder, RunOutcome};
+use diagraph::model::scripted::UncoveredModel;
 use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use diagraph::scenario::Scenario;
-use diagraph::tools::ToolRegistry;
-use diagraph::tools::pack::Pack;
 use diagraph::vocab::agent::AgentRole;
-use diagraph::vocab::catalog::Catalog;
 use diagraph::vocab::events::EventKind;
 use diagraph::vocab::graph::{NodeId, Outcome};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
-
-pub fn scenario_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios")
-}
-
-pub fn shop_pack() -> Arc<Pack> {
-    static PACK: OnceLock<Arc<Pack>> = OnceLock::new();
-    PACK.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
-        Arc::new(Pack::load(&dir).expect("shipped pack loads"))
-    })
-    .clone()
-}
-
-pub fn base_engine(recorder: Arc<MemoryRecorder>) -> Engine {
-    Engine {
-        model: Arc::new(UncoveredModel),
-        tools: Arc::new(ToolRegistry::new()),
-        recorder,
-        catalog: Arc::new(Catalog::default()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
-}
-
-pub fn load_scenario(file: &str) -> Scenario {
-    Scenario::load(&scenario_dir().join(file)).expect("scenario loads")
-}
+use std::sync::{Arc, Mutex};
 
 /// Records every request and forwards it.
 pub struct Capture {
@@ -95,34 +60,6 @@ pub async fn run_captured(file: &str) -> (RunOutcome, Arc<MemoryRecorder>, Vec<C
     engine.model = capture.clone();
     let outcome = engine.run(s.request()).await.expect("run persisted");
     (outcome, recorder, capture.requests())
-}
-
-/// Runs a script on the shipped pack with default config.
-pub async fn run_script(
-    question: &str,
-    script: Vec<ScriptEntry>,
-) -> (RunOutcome, Arc<MemoryRecorder>) {
-    let recorder = Arc::new(MemoryRecorder::new());
-    let mut engine = base_engine(recorder.clone());
-    let s = Scenario {
-        path: PathBuf::from("inline.toml"),
-        name: "inline".into(),
-        description: String::new(),
-        pack: PathBuf::new(),
-        question: question.into(),
-        session: None,
-        expect_route: None,
-        tool_permissions: None,
-        gatekeeper_fault: None,
-        script: vec![],
-    };
-    engine = s.engine_with_pack(&engine, Arc::new(UncoveredModel), shop_pack());
-    engine.model = Arc::new(ScriptedModel::new(script, Arc::new(UncoveredModel)));
-    let outcome = engine
-        .run(diagraph::engine::RunRequest::new(question))
-        .await
-        .expect("run persisted");
-    (outcome, recorder)
 }
 
 pub fn steps(rec: &MemoryRecorder, run_id: i64, agent: &str) -> usize {

@@ -2,12 +2,9 @@
 //! a store that is down at start, cancellation, the step gate and the live
 //! events channel.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::helpers::load_scenario;
+use crate::runs::{Capture, scenario_engine};
 use async_trait::async_trait;
-use common::{load_scenario, scenario_engine};
 use diagraph::engine::{EngineError, MemoryRecorder, StepCommand, StepGate};
 use diagraph::vocab::agent::HistoryTurn;
 use diagraph::vocab::events::{EngineEvent, EventKind};
@@ -284,7 +281,7 @@ async fn live_events_match_the_outcome_and_a_closed_receiver_is_ignored() {
 async fn session_history_reaches_the_planner_and_executor() {
     let s = load_scenario("01_pass.toml");
     let (mut engine, _) = scenario_engine(&s);
-    let capture = common::Capture::new(engine.model.clone());
+    let capture = Capture::new(engine.model.clone());
     engine.model = capture.clone();
     let first = engine.run(s.request()).await.unwrap();
     let mut req = s.request();
@@ -334,7 +331,7 @@ async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
     );
     let (mut engine, recorder) = scenario_engine(&s);
     engine.config.max_tool_calls = 2;
-    let capture = common::Capture::new(engine.model.clone());
+    let capture = Capture::new(engine.model.clone());
     engine.model = capture.clone();
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));
@@ -379,7 +376,7 @@ async fn invalid_tool_arguments_are_recorded_and_shown_to_the_model() {
         )],
     );
     let (mut engine, recorder) = scenario_engine(&s);
-    let capture = common::Capture::new(engine.model.clone());
+    let capture = Capture::new(engine.model.clone());
     engine.model = capture.clone();
     let out = engine.run(s.request()).await.unwrap();
     assert_eq!(out.end.trace.final_node, Some(NodeId::Composer));

@@ -2,8 +2,6 @@
 //! placeholder and carries JSON examples that parse with its role's
 //! contract parser and use only the contract's field names.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::engine::prompts::Prompts;
 use diagraph::model::Message;
 use diagraph::vocab::agent::AgentRole;

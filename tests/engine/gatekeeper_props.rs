@@ -3,8 +3,6 @@
 //! list never passes, a reject-rule failure always makes the result reject,
 //! and what passes resolves to a real ref text.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::engine::nodes::gatekeeper::{
     ExcerptParams, GatekeeperRules, NormText, check, supports,
 };

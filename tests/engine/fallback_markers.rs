@@ -5,11 +5,8 @@
 //! not allow them. The marker may stay in the audit (self_evaluation),
 //! never in the answer, the RunFinished event or the run row.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
-use common::{load_scenario, scenario_engine};
+use crate::helpers::load_scenario;
+use crate::runs::scenario_engine;
 use diagraph::model::ModelErrorKind;
 use diagraph::model::scripted::ScriptEntry;
 use diagraph::scenario::Scenario;

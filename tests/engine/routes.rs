@@ -4,8 +4,6 @@
 //! retry counters stop every loop, and an exhaustive walk over all outcome
 //! sequences shows every path ends well inside the recursion limit.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::engine::graph::{EDGES, RECURSION_LIMIT, Route, RouteError, route};
 use diagraph::engine::state::RunState;
 use diagraph::vocab::contracts::Verdict;

@@ -1,0 +1,137 @@
+//! Helpers shared by every test crate, defined once: where the shipped
+//! fixtures live, the one test engine, the one tool-invocation builder, a
+//! free port, and the one rule for tests that need something from outside.
+//!
+//! Each crate (`tests/<name>/main.rs`) includes this file with
+//! `#[path = "../helpers/mod.rs"] mod helpers;`, and so do the benchmarks
+//! that reuse test support. Crate-specific support (the store suite, the
+//! OpenAI mock, the TUI fixtures, ...) lives in its crate's directory.
+
+#![allow(dead_code)]
+
+use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
+use diagraph::engine::prompts::Prompts;
+use diagraph::engine::{Engine, EngineConfig};
+use diagraph::model::scripted::UncoveredModel;
+use diagraph::scenario::Scenario;
+use diagraph::tools::ToolRegistry;
+use diagraph::tools::pack::{Pack, pack_tools};
+use diagraph::vocab::catalog::Catalog;
+use diagraph::vocab::record::Recorder;
+use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// The shipped scenarios.
+pub fn scenario_dir() -> PathBuf {
+    repo("fixtures/scenarios")
+}
+
+/// A shipped scenario by file name.
+pub fn load_scenario(file: &str) -> Scenario {
+    Scenario::load(&scenario_dir().join(file)).expect("scenario loads")
+}
+
+/// The shipped shop pack's directory.
+pub fn shop_pack_dir() -> PathBuf {
+    repo("fixtures/packs/shop")
+}
+
+/// The shipped shop pack, loaded (and indexed) once per test crate.
+pub fn shop_pack() -> Arc<Pack> {
+    static PACK: OnceLock<Arc<Pack>> = OnceLock::new();
+    PACK.get_or_init(|| Arc::new(Pack::load(&shop_pack_dir()).expect("shipped pack loads")))
+        .clone()
+}
+
+/// A registry holding `pack`'s tools.
+pub fn pack_registry(pack: &Arc<Pack>) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for t in pack_tools(pack.clone()) {
+        registry.register(t);
+    }
+    registry
+}
+
+/// The engine every test starts from: shipped prompts and rules, default
+/// config, no tools, an empty catalog, and a model that fails every call.
+/// Tests replace what they exercise, e.g.
+/// `Engine { model, tools, ..base_engine(recorder) }`.
+pub fn base_engine(recorder: Arc<dyn Recorder>) -> Engine {
+    Engine {
+        model: Arc::new(UncoveredModel),
+        tools: Arc::new(ToolRegistry::new()),
+        recorder,
+        catalog: Arc::new(Catalog::default()),
+        prompts: Arc::new(Prompts::shipped()),
+        rules: Arc::new(GatekeeperRules::shipped()),
+        config: EngineConfig::default(),
+    }
+}
+
+/// A ref of a tool result: its JSON path and the text a binding may cite.
+pub fn evidence(raw_path: &str, text: &str) -> EvidenceRef {
+    EvidenceRef {
+        raw_path: raw_path.into(),
+        text: text.into(),
+    }
+}
+
+/// A recorded tool invocation: `tool` called for payment-service by run
+/// `run_id` at `seq`, with `status` and `refs`, succeeded unless `status`
+/// is Failed. No id, step, dedup or block; a 2-byte `{}` output, 1 ms.
+/// Tests set what else they need with struct-update syntax:
+/// `ToolInvocation { id: 7, step_id: Some(1), ..invocation(...) }`.
+pub fn invocation(
+    run_id: i64,
+    seq: u32,
+    tool: &str,
+    status: EvidenceStatus,
+    refs: Vec<EvidenceRef>,
+) -> ToolInvocation {
+    ToolInvocation {
+        tool_name: tool.into(),
+        input_params: json!({"service": "payment-service"}),
+        output_preview: "{}".into(),
+        output_length: 2,
+        retrieval_details: RetrievalDetails {
+            evidence_status: status,
+            evidence_refs: refs,
+            deduped_from: None,
+            blocked: false,
+            retrieved_domains: vec![],
+        },
+        duration_ms: 1,
+        success: status != EvidenceStatus::Failed,
+        ..ToolInvocation::placeholder(run_id, seq)
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (another process can
+/// take it before the caller binds it: servers started on it should retry).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free local port")
+}
+
+/// Whether this is a CI run (`CI=true` or `CI=1`).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The one rule for a test that needs something from outside (a MySQL
+/// server, the MariaDB or Prometheus binaries, tmux) and cannot have it:
+/// outside CI it skips with a note (the caller returns after this); under
+/// CI it fails, because CI must never pass by skipping.
+pub fn skip_or_fail(test: &str, why: &str) {
+    assert!(!in_ci(), "{test}: {why}; CI=true requires it");
+    eprintln!("SKIP {test}: {why}");
+}
