@@ -2,14 +2,10 @@
 //! Executor's protocol edges (budget, no tools, deduped/failed results,
 //! the evidence-gap snapshot).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod offline_support;
-
+use crate::support::*;
 use diagraph::model::{Message, ToolCall};
 use diagraph::vocab::contracts::*;
 use diagraph::vocab::dto::*;
-use offline_support::*;
 use serde_json::json;
 
 const ALERT: &str = "alertname=HighCPUUsage service=payment-service severity=critical state=firing value=92% active_for=25m since=2026-07-08T22:40:00Z summary=CPU usage above 90%";

@@ -3,46 +3,29 @@
 //! descriptions from awesome-prometheus-alerts, prometheus-operator
 //! runbooks) that the offline model has never seen.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod offline_support;
-
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome, RunRequest};
+use crate::helpers::{base_engine, pack_registry, shop_pack_dir};
+use crate::realdata::{build_realdata_pack, realdata};
+use diagraph::engine::{Engine, MemoryRecorder, RunOutcome, RunRequest};
 use diagraph::model::offline::OfflineModel;
-use diagraph::tools::ToolRegistry;
-use diagraph::tools::pack::{Pack, pack_tools};
+use diagraph::tools::pack::Pack;
 use diagraph::vocab::contracts::{
     ComposerOutput, ExecutorEvidence, NO_EVIDENCE_PATH, Verdict, find_overstatement,
 };
 use diagraph::vocab::run::RunStatus;
-use offline_support::realdata::{build_realdata_pack, realdata};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 fn engine_for(dir: &Path) -> (Engine, Arc<MemoryRecorder>) {
     let pack = Arc::new(Pack::load(dir).expect("pack loads"));
-    let mut registry = ToolRegistry::new();
-    for t in pack_tools(pack.clone()) {
-        registry.register(t);
-    }
     let recorder = Arc::new(MemoryRecorder::new());
     let engine = Engine {
         model: Arc::new(OfflineModel::new()),
-        tools: Arc::new(registry),
-        recorder: recorder.clone(),
+        tools: Arc::new(pack_registry(&pack)),
         catalog: Arc::new(pack.catalog()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
+        ..base_engine(recorder.clone())
     };
     (engine, recorder)
-}
-
-fn shop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")
 }
 
 struct Run {
@@ -118,7 +101,7 @@ async fn ask(dir: &Path, question: &str) -> Run {
 
 #[tokio::test]
 async fn why_is_payment_service_slow_succeeds_and_cites_real_evidence() {
-    let run = ask(&shop_dir(), "why is payment-service slow?").await;
+    let run = ask(&shop_pack_dir(), "why is payment-service slow?").await;
     assert_eq!(run.outcome.end.status, RunStatus::Success);
     assert!(!run.outcome.end.degraded, "{}", run.outcome.end.answer);
     assert_eq!(
@@ -153,7 +136,7 @@ async fn why_is_payment_service_slow_succeeds_and_cites_real_evidence() {
 #[tokio::test]
 async fn narrow_high_cpu_question_yields_one_observation_and_no_cause() {
     let run = ask(
-        &shop_dir(),
+        &shop_pack_dir(),
         "is there a HighCPUUsage alert on payment-service?",
     )
     .await;
@@ -176,7 +159,7 @@ async fn narrow_high_cpu_question_yields_one_observation_and_no_cause() {
 #[tokio::test]
 async fn service_without_logs_gets_a_negative_observation_only() {
     let run = ask(
-        &shop_dir(),
+        &shop_pack_dir(),
         "are there errors in the inventory-service logs?",
     )
     .await;
@@ -202,7 +185,7 @@ async fn service_without_logs_gets_a_negative_observation_only() {
 
 #[tokio::test]
 async fn chinese_question_gets_a_chinese_answer() {
-    let run = ask(&shop_dir(), "order-service 为什么下单超时？").await;
+    let run = ask(&shop_pack_dir(), "order-service 为什么下单超时？").await;
     assert_eq!(run.outcome.end.status, RunStatus::Success);
     assert!(!run.outcome.end.degraded, "{}", run.outcome.end.answer);
     run.assert_all_claims_trace();
@@ -219,7 +202,6 @@ async fn chinese_question_gets_a_chinese_answer() {
 #[tokio::test]
 async fn unseen_realdata_pack_traces_every_claim_and_finds_key_evidence() {
     let Some(src) = realdata() else {
-        eprintln!("../shared/realdata not present; skipped");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -1,13 +1,9 @@
 //! The offline model's four roles on hand-built DTOs and tool results.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod offline_support;
-
 use diagraph::vocab::contracts::{Lang, Verdict, Verification, find_overstatement};
 use diagraph::vocab::dto::*;
 
-use offline_support::*;
+use crate::support::*;
 use serde_json::json;
 
 fn shop() -> FakeBackend {

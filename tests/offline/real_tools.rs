@@ -4,10 +4,9 @@
 //! composer. Checks that every binding the offline Executor makes passes
 //! the Gatekeeper on the shipped pack.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod offline_support;
-
+use crate::helpers::{invocation, shop_pack_dir};
+use crate::realdata::{build_realdata_pack, realdata};
+use crate::support::*;
 use diagraph::engine::nodes::gatekeeper::{self, GatekeeperRules};
 use diagraph::engine::nodes::{allowed, verified_input};
 use diagraph::model::Message;
@@ -17,8 +16,7 @@ use diagraph::vocab::contracts::{
     Lang, Verdict, Verification, find_overstatement, parse_executor_evidence,
 };
 use diagraph::vocab::dto::{GatekeeperSummary, PlannerInput, PlannerMode, VerifierInput};
-use diagraph::vocab::tool::{EvidenceStatus, RetrievalDetails, ToolInvocation};
-use offline_support::*;
+use diagraph::vocab::tool::ToolInvocation;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -31,11 +29,7 @@ struct Outcome {
 }
 
 async fn run(question: &str) -> Outcome {
-    run_on(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop"),
-        question,
-    )
-    .await
+    run_on(&shop_pack_dir(), question).await
 }
 
 async fn run_on(dir: &Path, question: &str) -> Outcome {
@@ -79,27 +73,20 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
             let tool = tools.iter().find(|t| t.spec().name == call.name).unwrap();
             let out = tool.call(&args).await.expect("pack tool answers");
             let id = 500 + invocations.len() as i64;
+            let seq = invocations.len() as u32;
             invocations.push(ToolInvocation {
                 id,
-                run_id: 1,
-                step_id: None,
-                seq: invocations.len() as u32,
-                tool_name: call.name.clone(),
                 input_params: Value::Object(args.clone()),
                 output_preview: String::new(),
                 output_length: 0,
-                is_truncated: false,
-                retrieval_details: RetrievalDetails {
-                    evidence_status: out.evidence_status,
-                    evidence_refs: out.evidence_refs.clone(),
-                    deduped_from: None,
-                    blocked: false,
-                    retrieved_domains: vec![],
-                },
-                dedup_reason: None,
                 duration_ms: 0,
-                success: out.evidence_status != EvidenceStatus::Failed,
-                error_message: None,
+                ..invocation(
+                    1,
+                    seq,
+                    &call.name,
+                    out.evidence_status,
+                    out.evidence_refs.clone(),
+                )
             });
             let content = json!({"invocation_id": id, "tool": call.name, "arguments": args,
                 "evidence_status": out.evidence_status.as_str(), "evidence_refs": out.evidence_refs,
@@ -201,11 +188,11 @@ async fn shop_narrow_and_negative_questions() {
 
 #[tokio::test]
 async fn realdata_pack_passes_the_real_gatekeeper() {
-    let Some(src) = offline_support::realdata::realdata() else {
+    let Some(src) = realdata() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    offline_support::realdata::build_realdata_pack(&src, tmp.path());
+    build_realdata_pack(&src, tmp.path());
     for q in [
         "why is hadoop-mrappmaster failing?",
         "zookeeper 最近为什么连接异常？",

@@ -1,18 +1,13 @@
 //! Loading packs: the shipped shop pack, and malformed user packs that must
 //! still load what is usable while warnings name the file and line.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
+use crate::helpers::shop_pack_dir;
 use diagraph::tools::pack::{Pack, PackError};
-use std::path::{Path, PathBuf};
-
-fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")
-}
+use std::path::Path;
 
 #[test]
 fn shop_pack_loads_cleanly() {
-    let pack = Pack::load(&shop()).unwrap();
+    let pack = Pack::load(&shop_pack_dir()).unwrap();
     assert!(pack.warnings.is_empty(), "{:?}", pack.warnings);
     assert_eq!(pack.manifest.name, "shop");
     for s in [

@@ -1,21 +1,16 @@
 //! The four pack tools over the shipped shop pack: filters, body shapes,
 //! ref paths and texts, no_evidence and invalid arguments.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-use diagraph::tools::pack::{Pack, pack_tools};
+use crate::helpers::shop_pack;
+use diagraph::tools::pack::pack_tools;
 use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::{Map, Value, json};
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 fn tools() -> &'static Vec<Arc<dyn Tool>> {
     static TOOLS: OnceLock<Vec<Arc<dyn Tool>>> = OnceLock::new();
-    TOOLS.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
-        pack_tools(Arc::new(Pack::load(&dir).unwrap()))
-    })
+    TOOLS.get_or_init(|| pack_tools(shop_pack()))
 }
 
 async fn call(name: &str, args: Value) -> Result<ToolOutput, ToolError> {

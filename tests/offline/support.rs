@@ -3,10 +3,6 @@
 //! hand-driven pipeline (planner -> executor loop -> pass-through
 //! verification -> verifier -> composer) for tests that run before or
 //! without the engine.
-#![allow(dead_code)]
-
-pub mod realdata;
-
 use diagraph::model::offline::OfflineModel;
 use diagraph::model::{ChatRequest, ChatResponse, Message, ScriptContext};
 use diagraph::tools::ToolOutput;
@@ -272,7 +268,6 @@ impl FakeBackend {
 
 pub struct Pipeline {
     pub plan: PlannerPlan,
-    pub executor_turns: usize,
     pub executor: ExecutorEvidence,
     pub verifier: VerifierOutput,
     pub composer: ComposerOutput,
@@ -422,13 +417,12 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
 
 pub fn pipeline(question: &str, services: &[&str], backend: &mut FakeBackend) -> Pipeline {
     let plan = plan(&planner_input(question, services, &[]));
-    let (executor, turns, results) = run_executor(&executor_input(question, &plan, None), backend);
+    let (executor, _turns, results) = run_executor(&executor_input(question, &plan, None), backend);
     let evidence = pass_through(&executor);
     let verifier = verify(&verifier_input(question, &executor, evidence.clone()));
     let composer = compose(&composer_input(question, &executor, &verifier, &evidence));
     Pipeline {
         plan,
-        executor_turns: turns,
         executor,
         verifier,
         composer,

@@ -1,8 +1,6 @@
 //! Properties over arbitrary (hostile) text: ref text is always plain and
 //! bounded; tokenising and front matter parsing never panic.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::knowledge::frontmatter;
 use diagraph::knowledge::tokenizer::tokenize;
 use diagraph::text::{clean, display_width};

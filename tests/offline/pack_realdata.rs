@@ -4,24 +4,13 @@
 //! to logs.jsonl. It must load without warnings and answer queries.
 //! Skipped (with a note) where that material is not present.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
+use crate::realdata::realdata;
 use diagraph::tools::Tool;
 use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::vocab::tool::EvidenceStatus;
 use serde_json::{Map, Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-fn realdata() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realdata");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("realdata not present at {}; skipping", p.display());
-        None
-    }
-}
 
 fn copy_tree(from: &Path, to: &Path) -> usize {
     let mut n = 0;
