@@ -18,9 +18,11 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "../tests/support/mysql.rs"]
+#[path = "../tests/helpers/mod.rs"]
+mod helpers;
+#[path = "../tests/store/mysql_db.rs"]
 mod mysql_support;
-#[path = "../tests/store_suite/synthetic.rs"]
+#[path = "../tests/store/suite/synthetic.rs"]
 mod synthetic;
 
 use diagraph::store::Store;

@@ -3,38 +3,17 @@
 //! verdicts and gatekeeper result the engine produced, and replaying the
 //! stored run rebuilds exactly the event sequence the live run emitted.
 
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, RunOutcome};
+use crate::helpers::{base_engine, scenario_dir};
+use diagraph::engine::RunOutcome;
 use diagraph::model::offline::OfflineModel;
-use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::store::Store;
-use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
-use diagraph::vocab::catalog::Catalog;
 use diagraph::vocab::events::EventKind;
-use diagraph::vocab::record::Recorder;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-pub fn scenario_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios")
-}
-
-pub fn base_engine(recorder: Arc<dyn Recorder>) -> Engine {
-    Engine {
-        model: Arc::new(UncoveredModel),
-        tools: Arc::new(ToolRegistry::new()),
-        recorder,
-        catalog: Arc::new(Catalog::default()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
-}
 
 /// Loaded packs by directory, so each is indexed once.
 #[derive(Default)]

@@ -11,11 +11,7 @@
 //! left RUNNING. Without the MariaDB binaries the tests skip outside CI
 //! and fail under `CI=true`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "support/mysql.rs"]
-mod mysql_support;
-
+use crate::helpers::{base_engine, free_port, shop_pack, skip_or_fail};
 use diagraph::store::{ProcessOwner, Store};
 use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::NodeId;
@@ -23,7 +19,7 @@ use diagraph::vocab::record::Recorder;
 use diagraph::vocab::record::{AgentStep, RecordError, RunFinish, RunStart};
 use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::run::{Failure, FailureClass, RunEnd};
-use diagraph::vocab::tool::ToolInvocation;
+use diagraph::vocab::tool::{EvidenceStatus, QUERY_LOGS, ToolInvocation};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,13 +40,6 @@ fn find_binary(names: &[&str]) -> Option<PathBuf> {
         .iter()
         .flat_map(|n| dirs.iter().map(move |d| d.join(n)))
         .find(|p| p.is_file())
-}
-
-fn skip_or_fail(test: &str, why: &str) {
-    if mysql_support::in_ci() {
-        panic!("{test}: cannot run a private MariaDB server under CI=true: {why}");
-    }
-    eprintln!("SKIP {test}: {why}");
 }
 
 /// Bootstraps a data directory. One at a time, and retried once into a
@@ -83,13 +72,6 @@ fn install_db(install: &Path, data: &Path) -> Result<(), String> {
         );
     }
     Err(last)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
 }
 
 impl PrivateServer {
@@ -229,13 +211,7 @@ fn step(run_id: i64, seq: u32, index: u32, agent: &str) -> AgentStep {
 }
 
 fn invocation(run_id: i64, seq: u32) -> ToolInvocation {
-    ToolInvocation {
-        input_params: json!({"service": "payment-service"}),
-        output_preview: "{}".into(),
-        output_length: 2,
-        duration_ms: 1,
-        ..ToolInvocation::placeholder(run_id, seq)
-    }
+    crate::helpers::invocation(run_id, seq, QUERY_LOGS, EvidenceStatus::NoEvidence, vec![])
 }
 
 /// What the engine does with a write that failed: retry until it lands
@@ -440,12 +416,10 @@ impl diagraph::tools::Tool for SlowTool {
 /// the server is back, and nothing may stay RUNNING.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_run_ends_failed_with_partial_trace_after_outage() {
-    use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-    use diagraph::engine::prompts::Prompts;
     use diagraph::engine::{Engine, EngineConfig, RunRequest};
     use diagraph::model::offline::OfflineModel;
     use diagraph::tools::ToolRegistry;
-    use diagraph::tools::pack::{Pack, pack_tools};
+    use diagraph::tools::pack::pack_tools;
     use std::sync::Arc;
 
     let test = "engine_run_ends_failed_with_partial_trace_after_outage";
@@ -456,9 +430,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     let url = server.url("engine_outage");
     let store = Arc::new(Store::connect(&url).await.unwrap());
 
-    let pack = Arc::new(
-        Pack::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")).unwrap(),
-    );
+    let pack = shop_pack();
     let called = Arc::new(tokio::sync::Notify::new());
     let mut tools = ToolRegistry::new();
     for tool in pack_tools(pack.clone()) {
@@ -474,14 +446,12 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
     let engine = Engine {
         model: Arc::new(OfflineModel::new()),
         tools: Arc::new(tools),
-        recorder: store.clone(),
         catalog: Arc::new(pack.catalog()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
         config: EngineConfig {
             store_recovery_timeout: Duration::from_secs(45),
             ..EngineConfig::default()
         },
+        ..base_engine(store.clone())
     };
 
     let run = tokio::spawn(async move {

@@ -4,14 +4,13 @@
 //! `mysql://root@127.0.0.1:3306/test`; `.ci/run` makes sure one is up).
 //! Each test gets its own `diagraph_t_<random>` database, dropped when the
 //! handle is dropped, even if the test panics. When the server cannot be
-//! reached, a test skips with a note, except under `CI=true`, where it
-//! fails: CI must never pass by skipping.
+//! reached, a test skips with a note, except under CI, where it fails
+//! (`helpers::skip_or_fail`): CI must never pass by skipping.
 //!
-//! Use it from a test crate with
-//! `#[path = "support/mysql.rs"] mod mysql_support;`.
+//! A module of the store tests; `benches/store.rs` includes it too, with
+//! `tests/helpers`.
 
-#![allow(dead_code)]
-
+use crate::helpers::skip_or_fail;
 use sqlx::Connection;
 use sqlx::mysql::MySqlConnection;
 use std::time::Duration;
@@ -25,10 +24,6 @@ pub fn server_url() -> String {
         .ok()
         .filter(|u| !u.trim().is_empty())
         .unwrap_or_else(|| DEFAULT_URL.to_string())
-}
-
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// `url` with its database path replaced by `db`, query string kept.
@@ -101,10 +96,10 @@ impl TestDatabase {
 
 fn unreachable(test: &str, server: &str, why: &str) -> Option<TestDatabase> {
     let shown = mask(server);
-    if in_ci() {
-        panic!("{test}: MySQL test server {shown} unreachable under CI=true: {why}");
-    }
-    eprintln!("SKIP {test}: no MySQL server at {shown} ({why}); set {URL_ENV} to run it");
+    skip_or_fail(
+        test,
+        &format!("no MySQL server at {shown} ({why}); set {URL_ENV} to run it"),
+    );
     None
 }
 

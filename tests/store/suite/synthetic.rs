@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use crate::helpers::{evidence, invocation};
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
 use diagraph::vocab::contracts::{Lang, Verdict};
@@ -15,7 +16,7 @@ use diagraph::vocab::record::Recorder;
 use diagraph::vocab::record::{AgentStep, RunFinish, RunHandle, RunStart};
 use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::run::{RunEnd, VerdictSnapshot};
-use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
 use diagraph::vocab::trace::{NodeEvent, build_trace};
 use serde_json::json;
 
@@ -130,29 +131,17 @@ impl Emitter<'_> {
             "2026-07-08T23:05:28Z ERROR {service} HikariPool-1 - Connection is not available, request timed out after 30000ms"
         );
         let mut inv = ToolInvocation {
-            id: 0,
-            run_id: self.run_id,
             step_id: Some(step_id),
-            seq,
-            tool_name: "query_logs".into(),
             input_params: json!({"service": service, "level": "ERROR"}),
             output_preview: json!({"logs": [{"message": text}], "total": 1}).to_string(),
             output_length: 120,
-            is_truncated: false,
-            retrieval_details: RetrievalDetails {
-                evidence_status: EvidenceStatus::Supported,
-                evidence_refs: vec![EvidenceRef {
-                    raw_path: "$.logs[0]".into(),
-                    text,
-                }],
-                deduped_from: None,
-                blocked: false,
-                retrieved_domains: vec![],
-            },
-            dedup_reason: None,
-            duration_ms: 1,
-            success: true,
-            error_message: None,
+            ..invocation(
+                self.run_id,
+                seq,
+                "query_logs",
+                EvidenceStatus::Supported,
+                vec![evidence("$.logs[0]", &text)],
+            )
         };
         inv.id = self.rec.record_tool_invocation(&inv).await.unwrap();
         self.emit_at(

@@ -1,8 +1,6 @@
-//! The store test body shared by `store_sqlite.rs` and `store_mysql.rs`:
-//! every check takes a connected store (or its URL), so the same
-//! assertions run on both backends.
-
-#![allow(dead_code)]
+//! The store test body shared by `sqlite.rs` and `mysql.rs`: every check
+//! takes a connected store (or its URL), so the same assertions run on
+//! both backends.
 
 /// Expands `$m!(check, ...)` with every check below that takes a connected
 /// store, so each backend's entry point runs all of them from this one list.
@@ -508,8 +506,7 @@ pub async fn knowledge_metadata(store: &Store) {
 
 /// The shipped pack's documents and domains land in the store as loaded.
 pub async fn knowledge_from_shipped_pack(store: &Store) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
-    let pack = Pack::load(&dir).unwrap();
+    let pack = crate::helpers::shop_pack();
     store.sync_knowledge(&pack).await.unwrap();
     let mut expected = pack.domains.clone();
     expected.sort_by(|a, b| a.domain.cmp(&b.domain));

@@ -1,20 +1,13 @@
 //! The store suite on a real MySQL/MariaDB server (never a mock), each
-//! test in its own fresh database (see `support/mysql.rs` for how the
+//! test in its own fresh database (see `mysql_db.rs` for how the
 //! server is found and when a test skips), plus the MySQL-only cases:
 //! credentials, an unreachable server, a newer schema and 32 concurrent
 //! runs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "support/mysql.rs"]
-mod mysql_support;
-#[macro_use]
-#[path = "store_suite/mod.rs"]
-mod suite;
-
+use crate::mysql_db::{TestDatabase, with_database};
+use crate::suite;
 use diagraph::store::{Store, StoreError};
 use diagraph::vocab::events::EventKind;
-use mysql_support::{TestDatabase, with_database};
 use serde_json::json;
 
 macro_rules! fresh_or_skip {

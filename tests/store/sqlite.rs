@@ -2,12 +2,7 @@
 //! cases: the default path, in-memory URLs, bad URLs and a schema newer
 //! than this binary.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[macro_use]
-#[path = "store_suite/mod.rs"]
-mod suite;
-
+use crate::suite;
 use diagraph::store::{Store, StoreError};
 use tempfile::TempDir;
 
