@@ -170,7 +170,7 @@ pub async fn session_history_and_isolation(store: &Store) {
         "order-service",
     )
     .await;
-    pass_run(store, Some("incident-43"), "unrelated", "search").await;
+    let third = pass_run(store, Some("incident-43"), "unrelated", "search").await;
     let history = store.session_history("incident-42", 5).await.unwrap();
     let questions: Vec<&str> = history.iter().map(|h| h.question.as_str()).collect();
     assert_eq!(questions, ["why is payment slow?", "and the orders?"]);
@@ -201,16 +201,19 @@ pub async fn session_history_and_isolation(store: &Store) {
     };
     assert_eq!(ids(&t1), first.invocation_ids);
     assert_eq!(ids(&t2), second.invocation_ids);
-    // The foreign id handed to a run is never one of its own.
+    // The foreign id handed to a run is never one of its own, and while
+    // other runs have invocations it is one of theirs (no placeholder).
     let foreign = store
         .foreign_invocation_id(second.handle.run_id)
         .await
         .unwrap();
     assert!(!second.invocation_ids.contains(&foreign));
-    let owner_of_foreign = [&first, &second]
-        .iter()
-        .any(|r| r.invocation_ids.contains(&foreign));
-    assert!(owner_of_foreign || foreign > 0);
+    assert!(
+        [&first, &third]
+            .iter()
+            .any(|r| r.invocation_ids.contains(&foreign)),
+        "foreign id {foreign} is not an invocation of another run"
+    );
 }
 
 /// The foreign id exists even on an empty database, and is not this run's.
