@@ -3,10 +3,10 @@
 //! it is ready and the alert fires, and kills it on drop.
 //!
 //! Without the binary the tests that need it are skipped with a note,
-//! except under `CI=true`, where a missing binary is a failure.
+//! except under CI, where a missing binary is a failure
+//! (`helpers::skip_or_fail`).
 
-#![allow(dead_code)]
-
+use crate::helpers::{free_port, skip_or_fail};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -57,22 +57,14 @@ fn binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl PromServer {
     /// `None` (with a note on stderr) when the binary is missing outside CI.
     pub async fn start() -> Option<PromServer> {
         let Some(bin) = binary() else {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("CI=true but the prometheus binary is missing (apt-get install prometheus)");
-            }
-            eprintln!("note: prometheus binary not found; skipping the real-Prometheus test");
+            skip_or_fail(
+                "real Prometheus",
+                "prometheus binary not found (apt-get install prometheus)",
+            );
             return None;
         };
         // The free port can be taken between probe and bind: try again.

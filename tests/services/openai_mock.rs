@@ -2,8 +2,6 @@
 //! from a script of canned replies, in order, and records every request it
 //! received (body and Authorization header) for assertions.
 
-#![allow(dead_code)]
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -1,20 +1,15 @@
 //! Whole runs through the engine with the OpenAI-compatible provider: a
 //! fake LLM behind an in-process chat-completions server plays the four
 //! roles from the DTOs it receives, tools are the shop pack's (and, in
-//! `prometheus_engine.rs`, a real Prometheus). Also: an unreachable base
+//! `prometheus_engine`, a real Prometheus). Also: an unreachable base
 //! URL degrades the run quickly with the reason in the trace.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "openai_mock/llm.rs"]
-mod llm;
-mod openai_mock;
-
+use crate::fake_llm::{KEY, dto, engine, fake_llm, openai, shop, shop_engine, usage_reply};
+use crate::helpers::free_port;
+use crate::openai_mock::{MockServer, Reply};
 use diagraph::engine::RunRequest;
 use diagraph::engine::prompts::Prompts;
 use diagraph::vocab::contracts::Verdict;
-use llm::{KEY, dto, engine, fake_llm, openai, shop, shop_engine, usage_reply};
-use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -106,11 +101,7 @@ async fn a_pass_run_with_tool_calls_over_the_openai_protocol() {
 
 #[tokio::test]
 async fn an_unreachable_base_url_degrades_quickly_with_the_reason_in_the_trace() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (registry, services) = shop();
     let (engine, recorder) = engine(
         openai(

@@ -1,10 +1,9 @@
 //! The binary as a user meets it: exit codes, one-line errors, the
 //! `ask --json` object, and that bad input never leaves a RUNNING run.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
+use crate::helpers::repo;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn bin() -> Command {
@@ -64,10 +63,6 @@ fn assert_one_line_error(o: &Output, needle: &str) {
         lines[0]
     );
     assert!(!err.contains("panicked"), "{err}");
-}
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
 #[test]

@@ -2,10 +2,8 @@
 //! and service filters, instant values, bad PromQL), and failure modes
 //! through small fakes (refused connection, non-success status, timeout).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod prometheus_server;
-
+use crate::helpers::{free_port, invocation};
+use crate::prometheus_server::PromServer;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -13,8 +11,7 @@ use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
 use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::contracts::parse_executor_evidence;
-use diagraph::vocab::tool::{EvidenceStatus, RetrievalDetails, ToolInvocation};
-use prometheus_server::PromServer;
+use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
@@ -26,25 +23,17 @@ fn args(v: Value) -> Map<String, Value> {
 fn as_invocation(id: i64, out: &ToolOutput) -> ToolInvocation {
     ToolInvocation {
         id,
-        run_id: 1,
         step_id: Some(1),
-        seq: 1,
-        tool_name: "query_metrics".into(),
-        input_params: json!({"service": "payment-service"}),
         output_preview: out.body.to_string(),
         output_length: out.body.to_string().len(),
-        is_truncated: false,
-        retrieval_details: RetrievalDetails {
-            evidence_status: out.evidence_status,
-            evidence_refs: out.evidence_refs.clone(),
-            deduped_from: None,
-            blocked: false,
-            retrieved_domains: vec![],
-        },
-        dedup_reason: None,
-        duration_ms: 1,
         success: true,
-        error_message: None,
+        ..invocation(
+            1,
+            1,
+            "query_metrics",
+            out.evidence_status,
+            out.evidence_refs.clone(),
+        )
     }
 }
 
@@ -206,11 +195,7 @@ async fn against_a_real_prometheus() {
 
 #[tokio::test]
 async fn connection_refused_is_a_clear_failure() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let err = tool(&format!("http://127.0.0.1:{port}"))
         .call(&args(json!({})))
         .await

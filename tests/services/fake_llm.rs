@@ -1,20 +1,15 @@
 //! A fake LLM for engine runs over the chat-completions protocol, and an
-//! engine assembled around it. Included by the `*_engine.rs` tests with
-//! `#[path]`, so that the provider tests do not depend on the engine.
+//! engine assembled around it, for the `*_engine` tests (the provider
+//! tests use the mock server alone).
 
-#![allow(dead_code)]
-
-use super::openai_mock::{Reply, Responder};
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
+use crate::helpers::{base_engine, pack_registry, shop_pack};
+use crate::openai_mock::{Reply, Responder};
+use diagraph::engine::Engine;
 use diagraph::engine::recorder::MemoryRecorder;
-use diagraph::engine::{Engine, EngineConfig};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::tools::ToolRegistry;
-use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::vocab::catalog::Catalog;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -137,11 +132,8 @@ pub fn engine(
     let engine = Engine {
         model: Arc::new(model),
         tools: Arc::new(registry),
-        recorder: recorder.clone(),
         catalog: Arc::new(Catalog::new(vec![], vec![], services)),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
+        ..base_engine(recorder.clone())
     };
     (engine, recorder)
 }
@@ -153,12 +145,8 @@ pub fn shop_engine(base_url: &str) -> (Engine, Arc<MemoryRecorder>) {
 }
 
 pub fn shop() -> (ToolRegistry, Vec<String>) {
-    let pack = Arc::new(Pack::load(Path::new("fixtures/packs/shop")).unwrap());
-    let mut registry = ToolRegistry::new();
-    for t in pack_tools(pack.clone()) {
-        registry.register(t);
-    }
-    (registry, pack.manifest.services.clone())
+    let pack = shop_pack();
+    (pack_registry(&pack), pack.manifest.services.clone())
 }
 
 pub fn openai(base_url: &str, timeout: Duration) -> OpenAiModel {

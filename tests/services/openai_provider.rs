@@ -6,15 +6,12 @@
 //! socket I/O, and paused tokio time would auto-advance past the timeouts
 //! while the runtime waits on the socket.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod openai_mock;
-
+use crate::helpers::free_port;
+use crate::openai_mock::{MockServer, Reply};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, ChatRequest, FinishReason, Message, ModelErrorKind, ToolCall};
 use diagraph::vocab::dto::ExecutorInput;
 use diagraph::vocab::tool::ToolSpec;
-use openai_mock::{MockServer, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -288,9 +285,7 @@ async fn request_errors_are_not_retryable() {
 
 #[tokio::test]
 async fn connection_refused_is_a_retryable_connection_error() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    let port = free_port();
     let started = Instant::now();
     let err = model(&format!("http://127.0.0.1:{port}/v1"))
         .chat(&executor_request(first_messages()))

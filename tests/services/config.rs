@@ -1,8 +1,6 @@
 //! Configuration layers (defaults < file < env < flags), masking of
 //! secrets, and errors for bad files and values.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use diagraph::config::{Config, ConfigError, ConfigFlags, MetricsBackend, Provider};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

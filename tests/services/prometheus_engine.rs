@@ -4,19 +4,12 @@
 //! run's query_metrics invocation carries real alert refs, the Executor's
 //! binding to one passes the Gatekeeper, and the verdict is PASS.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "openai_mock/llm.rs"]
-mod llm;
-mod openai_mock;
-mod prometheus_server;
-
+use crate::fake_llm::{engine, fake_llm, openai, shop};
+use crate::openai_mock::MockServer;
+use crate::prometheus_server::PromServer;
 use diagraph::engine::RunRequest;
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
 use diagraph::vocab::contracts::Verdict;
-use llm::{engine, fake_llm, openai, shop};
-use openai_mock::MockServer;
-use prometheus_server::PromServer;
 use std::sync::Arc;
 use std::time::Duration;
 
