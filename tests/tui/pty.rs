@@ -3,11 +3,10 @@
 //! screen, quit, and check that the terminal was restored. Also checks the
 //! "too small" message and that resizing brings the layout back.
 //!
-//! Skipped (with a note) when tmux is not installed, unless CI=true.
+//! Skipped (with a note) when tmux is not installed, unless under CI.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-use std::path::{Path, PathBuf};
+use crate::helpers::{scenario_dir, skip_or_fail};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,11 +16,7 @@ fn tmux_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tmux is required in CI"
-        );
-        eprintln!("note: tmux not found; skipping the pty end-to-end test");
+        skip_or_fail("pty end-to-end", "tmux not found");
     }
     ok
 }
@@ -128,11 +123,7 @@ impl Drop for Session {
 }
 
 fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/scenarios")
-        .join(name)
-        .display()
-        .to_string()
+    scenario_dir().join(name).display().to_string()
 }
 
 #[test]

@@ -2,8 +2,6 @@
 //! a key, coalesces a flood of engine events into few frames, and does not
 //! wake up while nothing happens.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use diagraph::tui::fixtures::{buffer_text, live_state, pass_run};
 use diagraph::tui::runtime::event_loop::event_loop;

@@ -2,8 +2,6 @@
 //! stepping a replay forwards and back lands on the same pane contents as
 //! the live run showed after the same number of events.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::engine::StepCommand;
 use diagraph::tui::fixtures::{buffer_text, capped_run, live_state, pass_run, reject_run, render};

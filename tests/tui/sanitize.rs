@@ -1,8 +1,6 @@
 //! Tool and model text is untrusted: escape sequences, control characters
 //! and bidi overrides in it must reach the screen as inert text.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::tui::fixtures::{RunBuilder, binding, buffer_text, live_state, render};
 use diagraph::tui::state::Pane;

@@ -2,8 +2,6 @@
 //! sizes. Snapshots don't carry colour, so the styles that carry meaning
 //! (binding failed, verdict capped, degraded, PASS) are asserted directly.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::tui::fixtures::{
     buffer_text, capped_run, find_text, live_state, pass_run, reject_run, render,

@@ -1,0 +1,18 @@
+//! The TUI crate of tests: `update` as "state + keys -> state", the event
+//! loop on scripted input, whole-screen snapshots on a TestBackend (insta,
+//! files in `snapshots/`), untrusted text reaching the screen inert, and a
+//! few end-to-end runs of the binary in a real pseudo-terminal (tmux).
+//!
+//! Shared helpers live in `tests/helpers`.
+
+// A test (or a helper of one) fails by unwrapping or panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../helpers/mod.rs"]
+mod helpers;
+
+mod event_loop;
+mod pty;
+mod sanitize;
+mod snapshots;
+mod update;
