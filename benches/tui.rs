@@ -13,7 +13,11 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use diagraph::tui::fixtures::{big_run, live_state};
+// The TUI tests' synthetic runs (test data, not in the library).
+#[allow(dead_code)]
+#[path = "../tests/tui/fixtures.rs"]
+mod fixtures;
+
 use diagraph::tui::keymap::Keymap;
 use diagraph::tui::runtime::event_loop::event_loop;
 use diagraph::tui::state::{AppState, Pane};
@@ -22,6 +26,7 @@ use diagraph::tui::update::{Msg, update};
 use diagraph::tui::view::view;
 use diagraph::vocab::contracts::Verdict;
 use diagraph::vocab::run::RunSummary;
+use fixtures::{big_run, live_state};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};

@@ -7,9 +7,6 @@
 //! the frame deadline; live runs, replays and demos all feed it the same
 //! messages.
 
-// Test data: a bad fixture is a bug to stop on.
-#[allow(clippy::panic)]
-pub mod fixtures;
 pub mod keymap;
 pub mod runtime;
 pub mod state;

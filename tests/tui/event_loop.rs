@@ -2,8 +2,8 @@
 //! a key, coalesces a flood of engine events into few frames, and does not
 //! wake up while nothing happens.
 
+use crate::fixtures::{buffer_text, live_state, pass_run};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use diagraph::tui::fixtures::{buffer_text, live_state, pass_run};
 use diagraph::tui::runtime::event_loop::event_loop;
 use diagraph::tui::update::{Command, Msg};
 use futures::StreamExt;

@@ -2,12 +2,15 @@
 //! loop on scripted input, whole-screen snapshots on a TestBackend (insta,
 //! files in `snapshots/`), untrusted text reaching the screen inert, and a
 //! few end-to-end runs of the binary in a real pseudo-terminal (tmux).
+//! Also widths counted in columns (`widths`).
 //!
-//! Shared helpers live in `tests/helpers`.
+//! Shared helpers live in `tests/helpers`; `fixtures` (synthetic runs,
+//! rendering) is this crate's own, and `benches/tui.rs` reuses it.
 
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod fixtures;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 
@@ -16,3 +19,4 @@ mod pty;
 mod sanitize;
 mod snapshots;
 mod update;
+mod widths;

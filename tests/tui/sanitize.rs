@@ -1,8 +1,8 @@
 //! Tool and model text is untrusted: escape sequences, control characters
 //! and bidi overrides in it must reach the screen as inert text.
 
+use crate::fixtures::{RunBuilder, binding, buffer_text, live_state, render};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use diagraph::tui::fixtures::{RunBuilder, binding, buffer_text, live_state, render};
 use diagraph::tui::state::Pane;
 use diagraph::tui::update::{Msg, update};
 use diagraph::vocab::contracts::Verdict;

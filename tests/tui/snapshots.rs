@@ -2,10 +2,10 @@
 //! sizes. Snapshots don't carry colour, so the styles that carry meaning
 //! (binding failed, verdict capped, degraded, PASS) are asserted directly.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use diagraph::tui::fixtures::{
+use crate::fixtures::{
     buffer_text, capped_run, find_text, live_state, pass_run, reject_run, render,
 };
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::tui::state::{Mode, Pane, Popup};
 use diagraph::tui::theme::{Role, Theme};
 use diagraph::tui::update::{Msg, update};

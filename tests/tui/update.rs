@@ -2,9 +2,9 @@
 //! stepping a replay forwards and back lands on the same pane contents as
 //! the live run showed after the same number of events.
 
+use crate::fixtures::{buffer_text, capped_run, live_state, pass_run, reject_run, render};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::engine::StepCommand;
-use diagraph::tui::fixtures::{buffer_text, capped_run, live_state, pass_run, reject_run, render};
 use diagraph::tui::state::{Mode, Pane, Popup, RunView};
 use diagraph::tui::update::{Command, Msg, node_boundary, update};
 

@@ -235,21 +235,3 @@ pub fn demo_picker(
     let scroll = (selected_line + 2).saturating_sub(h) as u16;
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::tui::fixtures::{buffer_text, live_state, pass_run, render};
-
-    #[test]
-    fn wide_labels_do_not_push_the_key_hints_off() {
-        let mut state = live_state(&pass_run(1));
-        // Two columns per character: counted in chars, this label would
-        // take twice the room it was given.
-        state.model_label = "模型".repeat(40);
-        state.notice = Some("通知".repeat(10));
-        let text = buffer_text(render(&state, 80, 24).backend().buffer());
-        let bar = text.lines().last().unwrap_or_default();
-        assert!(bar.contains("q quit"), "{bar}");
-        assert!(bar.contains('…'), "{bar}");
-    }
-}

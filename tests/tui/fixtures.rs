@@ -3,14 +3,17 @@
 //! falls back, a LOW_CONFID capped by the ceiling, and a large run. They
 //! are built with the real event types, so a change in the event schema
 //! breaks them at compile time.
+//!
+//! Test data, so not part of the library: a module of the TUI tests, and
+//! `benches/tui.rs` includes the same file with `#[path]`.
 
-use crate::vocab::agent::AgentRole;
-use crate::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
-use crate::vocab::events::{EngineEvent, EventKind};
-use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
-use crate::vocab::run::{RunEnd, RunStatus, VerdictSnapshot};
-use crate::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
-use crate::vocab::trace::{NodeEvent, build_trace};
+use diagraph::vocab::agent::AgentRole;
+use diagraph::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult, Lang, Verdict};
+use diagraph::vocab::events::{EngineEvent, EventKind};
+use diagraph::vocab::graph::{NodeId, Outcome, ReasonCode};
+use diagraph::vocab::run::{RunEnd, RunStatus, VerdictSnapshot};
+use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
+use diagraph::vocab::trace::{NodeEvent, build_trace};
 use std::sync::Arc;
 
 /// Builds one run's events with gapless seq numbers and a fake clock.
@@ -397,6 +400,7 @@ pub fn capped_run(run_id: i64) -> Vec<EngineEvent> {
 
 /// A run with `tools` invocations and `bindings` checked bindings, for the
 /// render benchmark.
+#[allow(dead_code)] // only benches/tui.rs uses it
 pub fn big_run(run_id: i64, tools: usize, bindings: usize) -> Vec<EngineEvent> {
     use NodeId::*;
     let mut b = RunBuilder::new(run_id, "why is everything slow?");
@@ -432,12 +436,12 @@ pub fn big_run(run_id: i64, tools: usize, bindings: usize) -> Vec<EngineEvent> {
 }
 
 /// A state in the dark theme with `events` applied as a live run.
-pub fn live_state(events: &[EngineEvent]) -> crate::tui::state::AppState {
-    use crate::tui::state::{AppState, Mode};
-    use crate::tui::update::{Msg, update};
+pub fn live_state(events: &[EngineEvent]) -> diagraph::tui::state::AppState {
+    use diagraph::tui::state::{AppState, Mode};
+    use diagraph::tui::update::{Msg, update};
     let mut state = AppState::new(
-        crate::tui::theme::Theme::dark(),
-        crate::tui::keymap::Keymap::default(),
+        diagraph::tui::theme::Theme::dark(),
+        diagraph::tui::keymap::Keymap::default(),
         "offline (rule-based)",
         "sqlite:/tmp/diagraph-test.db",
     );
@@ -451,19 +455,19 @@ pub fn live_state(events: &[EngineEvent]) -> crate::tui::state::AppState {
             },
         );
     }
-    state.focus = crate::tui::state::Pane::Graph;
+    state.focus = diagraph::tui::state::Pane::Graph;
     state
 }
 
 /// Renders the whole screen at a fixed size.
 pub fn render(
-    state: &crate::tui::state::AppState,
+    state: &diagraph::tui::state::AppState,
     w: u16,
     h: u16,
 ) -> ratatui::Terminal<ratatui::backend::TestBackend> {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))
         .unwrap_or_else(|e| panic!("test backend: {e}"));
-    let _ = terminal.draw(|f| crate::tui::view::view(state, f));
+    let _ = terminal.draw(|f| diagraph::tui::view::view(state, f));
     terminal
 }
 
