@@ -1,7 +1,9 @@
 //! The engine crate of tests: the pure router, node contracts (Gatekeeper,
 //! parsers, prompts), and whole runs on the scripted model over the
 //! in-memory recorder (scenarios, seed acceptance, fallbacks, lifecycle).
-//! Also the layering check of `src/` (`layering`).
+//! Also the architecture check of `src/` (`layering`): no import cycles
+//! between top-level modules, the ground floor imports nothing above it,
+//! and only `tui`, `cli` and the binary use the terminal crates.
 //!
 //! One test crate with modules builds and links the library once instead
 //! of once per file; shared helpers live in `tests/helpers`.
@@ -16,6 +18,7 @@ mod runs;
 mod fallback_markers;
 mod gatekeeper_adversarial;
 mod gatekeeper_props;
+mod layering;
 mod lifecycle;
 mod parsers_props;
 mod prompts;
