@@ -22,6 +22,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod helpers;
 #[path = "../tests/store/mysql_db.rs"]
 mod mysql_support;
+#[allow(dead_code)] // the bench reads only what it times
 #[path = "../tests/store/suite/synthetic.rs"]
 mod synthetic;
 

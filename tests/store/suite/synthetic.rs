@@ -3,8 +3,6 @@
 //! each step and invocation stored under the seq of the event that
 //! announces it, ids taken from the store.
 
-#![allow(dead_code)]
-
 use crate::helpers::{evidence, invocation};
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::{BindingStatus, CheckedBinding, GatekeeperResult};
