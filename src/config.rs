@@ -1,5 +1,5 @@
 //! Configuration: `$XDG_CONFIG_HOME/diagraph/config.toml`, overridden by
-//! environment variables, overridden by flags (DESIGN section 8).
+//! environment variables, overridden by flags.
 //!
 //! Layers apply in a fixed order: defaults < file < env < flags. The file is
 //! strict (unknown keys are errors naming the file and line) because a typo

@@ -1,11 +1,12 @@
-//! Scenario files (DESIGN section 6, notes/HELPERS.md): a question, a pack,
-//! an optional expected route and scripted model responses. They drive the
+//! Scenario files (`fixtures/scenarios/*.toml`): a question, a pack, an
+//! optional expected route and scripted model responses. They drive the
 //! demo mode and the route tests, so a scenario names what it demonstrates.
+//! The keys a file may use are the fields of `RawScenario`, `RawEntry`,
+//! `RawToolCall` and `RawFaults` below; `model::scripted` says how a
+//! script is replayed.
 //!
 //! Scenario files are user input: every load error is one line naming the
 //! file and the problem.
-//!
-//! OWNER: engine helper.
 
 use crate::engine::{Engine, FaultInjection, RunRequest};
 use crate::model::scripted::{ScriptEntry, ScriptReply, ScriptToolCall, resolve_calls};

@@ -1,4 +1,4 @@
-//! Command line (DESIGN section 8): clap subcommands and their dispatch.
+//! Command line: clap subcommands and their dispatch.
 //!
 //! Every command returns `Result<ExitCode, CliError>`; `main` prints an
 //! error as one line (`diagraph: <message>`) and exits non-zero. Nothing

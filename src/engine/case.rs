@@ -1,10 +1,10 @@
 //! The case a run marked useful yields for the case library.
 //!
-//! Unlike the seed's copy of the whole answer, the root cause and solution
-//! come from what the run *verified*: the claims the Verifier found
-//! directly supported (root_cause claims first, else observations) with
-//! the Gatekeeper's verified evidence, and the recommended actions. Model
-//! prose never reaches the case. The store only persists what this builds.
+//! Rather than a copy of the whole answer, the root cause and solution come
+//! from what the run *verified*: the claims the Verifier found directly
+//! supported (root_cause claims first, else observations) with the
+//! Gatekeeper's verified evidence, and the recommended actions. Model prose
+//! never reaches the case. The store only persists what this builds.
 
 use crate::text::clean;
 use crate::vocab::contracts::{BindingStatus, CheckedBinding, Claim, Verification};

@@ -4,9 +4,9 @@
 //! [`ToolInvocation`], whatever happens: a refused or unknown tool is a
 //! *blocked* invocation, unparsable arguments or a tool error a *failed*
 //! one, and a query that already succeeded in this run a *deduped* one that
-//! points at the earlier id without calling the tool again (seed 003
-//! section 4.1: the second round must not repeat successful queries). The
-//! id is the recorder's, so a database id the Gatekeeper can check.
+//! points at the earlier id without calling the tool again (an evidence
+//! retry round must not repeat a query that already succeeded). The id is
+//! the recorder's, so a database id the Gatekeeper can check.
 
 use crate::text::{json_kind, one_line, truncate_bytes, truncate_middle};
 use crate::tools::{ToolError, ToolRegistry};
@@ -37,7 +37,7 @@ pub struct ToolInvoker {
 }
 
 /// A recorded invocation and the tool-result message content the model
-/// sees (format in notes/HELPERS.md).
+/// sees (its format: `ResultMessage` below).
 #[derive(Debug, Clone)]
 pub struct Invoked {
     pub invocation: ToolInvocation,
@@ -201,7 +201,26 @@ impl ToolInvoker {
     }
 }
 
-/// The tool result message the model reads (notes/HELPERS.md).
+/// The tool result message the model reads: the content of the `tool`
+/// message answering one tool call, one JSON object with exactly these
+/// keys, in this order:
+///
+/// - `invocation_id`: the recorded id to cite as `source_invocation_id`;
+///   null only for a call that was never executed (the call budget was
+///   spent, see [`unexecuted_message`]);
+/// - `tool`, `arguments`: the call as recorded (arguments that were not a
+///   JSON object are kept as their raw text, cut);
+/// - `evidence_status`: `supported`, `no_evidence`, `deduped` or `failed`;
+/// - `evidence_refs`: `[{raw_path, text}]`, the code-made refs a binding may
+///   cite (empty unless the tool served the call);
+/// - `deduped_from`: for `deduped`, the earlier invocation to cite instead;
+/// - `blocked`: the tool is unknown or not permitted for this run;
+/// - `error`: why the call failed or was blocked, else null;
+/// - `result`: the tool's whole JSON body, else null.
+///
+/// `prompts/executor.md` describes the same object to the model, and the
+/// offline Executor reads it back (`ChatRequest::tool_results`); change all
+/// three together.
 #[derive(Serialize)]
 struct ResultMessage<'a> {
     invocation_id: Option<InvocationId>,

@@ -1,5 +1,5 @@
 //! The embedded diagnosis engine: a bounded state graph of agent nodes and
-//! deterministic checks (DESIGN sections 2 and 3).
+//! deterministic checks (ARCHITECTURE.md, "engine").
 //!
 //! The engine never touches a terminal. It emits [`EngineEvent`]s on a
 //! bounded channel, records the run through a [`Recorder`], and returns a
@@ -140,7 +140,8 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The `ask --json` object (DESIGN section 8).
+    /// The `ask --json` object. Its keys are listed in README.md ("Using
+    /// it"); scripts depend on them, so add keys rather than rename them.
     pub fn to_json(&self) -> Value {
         serde_json::json!({
             "run_id": self.run_id,

@@ -1,6 +1,6 @@
-//! Typed run state (seed 003 section 6): the latest output and status of
-//! every node, the retry counters, the verdict ceiling and the bounded list
-//! of node terminal events.
+//! Typed run state: the latest output and status of every node, the retry
+//! counters, the verdict ceiling and the bounded list of node terminal
+//! events.
 //!
 //! Counters change in exactly one place, [`RunState::apply`], when the
 //! engine takes an edge. Keeping that bookkeeping out of the nodes is what

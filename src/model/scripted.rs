@@ -8,8 +8,6 @@
 //! `{{invocation:foreign}}` an id owned by another run. An index with no
 //! invocation becomes `-1`, an id no run owns, so the Gatekeeper rejects it
 //! rather than the script silently citing something else.
-//!
-//! OWNER: engine helper.
 
 use crate::model::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, ModelError, ModelErrorKind, ToolCall, Usage,

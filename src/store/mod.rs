@@ -1,5 +1,5 @@
 //! Persistence with sqlx: an embedded SQLite file by default, MySQL or
-//! MariaDB for `mysql://` URLs (DESIGN section 5). Implements the engine's
+//! MariaDB for `mysql://` URLs. Implements the engine's
 //! `Recorder`, and serves the Run Trace projection, run lists, replay
 //! events, feedback and knowledge metadata.
 //!

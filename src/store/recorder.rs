@@ -202,7 +202,7 @@ impl Recorder for Store {
         let params = inv.input_params.to_string();
         let details = serde_json::to_string(&inv.retrieval_details)
             .map_err(|e| RecordError::Rejected(error_line(&e)))?;
-        // Seed 000 section 9.3 columns that only a knowledge lookup fills:
+        // tool_invocation columns that only a knowledge lookup fills:
         // its retrieval layer and how many blocks it matched.
         let is_knowledge = inv.tool_name == LOOKUP_KNOWLEDGE;
         let layer = is_knowledge.then_some("bm25");

@@ -3,7 +3,8 @@
 //!
 //! The projection is exact-run: `{run: {..., orchestrationTrace}, steps,
 //! toolInvocations}`, every row selected by run_id, and
-//! `orchestrationTrace` appears under `run` only (seed 001 section 6).
+//! `orchestrationTrace` appears under `run` only: the shape of
+//! `vocab::run_trace::RunTrace`.
 //! Stored JSON columns come back as JSON; a column that no longer parses
 //! is returned as its raw text rather than failing the whole trace.
 

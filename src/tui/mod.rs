@@ -1,4 +1,4 @@
-//! The full-screen workbench (DESIGN section 7).
+//! The full-screen workbench (ARCHITECTURE.md, "tui").
 //!
 //! Elm architecture: [`state::AppState`] is a fold over engine events and
 //! UI messages, [`update::update`] is the only place that changes it, and

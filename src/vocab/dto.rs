@@ -1,8 +1,8 @@
 //! Agent input DTOs: one whitelist projection of the run state per agent
-//! (seed 003 section 7.4). An agent sees exactly these fields and nothing
-//! else; in particular the Verifier never sees the tool trace, failed
-//! bindings or Executor free text, and the Composer never sees raw tool
-//! results.
+//! (ARCHITECTURE.md, "Evidence trust boundary"). An agent sees exactly
+//! these fields and nothing else; in particular the Verifier never sees the
+//! tool trace, failed bindings or Executor free text, and the Composer
+//! never sees raw tool results.
 
 use super::contracts::{
     ExecutorEvidence, Hypothesis, Lang, PlannerPlan, RecommendedAction, Verdict, Verification,
@@ -62,7 +62,9 @@ impl Default for RetryConstraints {
     }
 }
 
-/// Seed 003 section 4.1 retry context, built by the EvidenceRetry node.
+/// The EVIDENCE_GAP_ONLY retry context, built by the EvidenceRetry node
+/// (`engine::nodes::evidence_retry`): only verified material, the gaps and
+/// the queries that already succeeded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RetryContext {
     pub mode: PlannerMode,

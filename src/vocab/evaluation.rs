@@ -1,7 +1,7 @@
-//! `self_evaluation` (seed 002 section 7, seed 003 section 5.3): the audit
-//! record of what the agents produced and what the code decided, stored
-//! with the run. Typed, so a run's end clones its parts instead of building
-//! a JSON tree.
+//! `self_evaluation`: the audit record of what the agents produced and what
+//! the code decided, stored with the run (built at the end of a run in
+//! `engine/run/finish.rs`). Typed, so a run's end clones its parts instead
+//! of building a JSON tree.
 
 use super::contracts::ParseStatus;
 use super::contracts::{ComposerOutput, ExecutorEvidence, FactCheck, GatekeeperResult, Verdict};
@@ -49,7 +49,8 @@ impl SelfEvaluation {
     }
 }
 
-/// `executor_output_parse_status` of seed 002 section 5.
+/// `executor_output_parse_status`: whether the Executor's answer parsed as
+/// `executor_evidence_v2`, and why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParseStatusRecord {
     pub status: ParseStatus,

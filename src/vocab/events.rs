@@ -60,8 +60,9 @@ pub enum EventKind {
         result: Arc<GatekeeperResult>,
     },
     VerdictUpdated(VerdictSnapshot),
-    /// The one terminal event of a node attempt (seed 003 section 7.5),
-    /// with the edge the router chose.
+    /// The one terminal event of a node attempt, with the edge the router
+    /// chose. The orchestration trace is derived from these alone
+    /// (`vocab::trace::build_trace`).
     NodeFinished {
         node: NodeId,
         outcome: Outcome,

@@ -1,6 +1,6 @@
-//! `orchestration_trace` (seed 001 section 6, seed 003 section 7.5), derived
-//! from the node terminal events and nothing else: no prompts, no tool
-//! text, no state snapshot.
+//! `orchestration_trace`, derived from the node terminal events
+//! ([`NodeEvent`], one per node attempt) and nothing else: no prompts, no
+//! tool text, no state snapshot.
 
 use super::graph::{NodeId, Outcome, ReasonCode};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! The Composer's allowed material (seed 002 section 6): which verified
-//! claims the Verifier allowed, with their verified evidence, and the gaps.
+//! The Composer's allowed material: which verified claims the Verifier
+//! allowed, with their verified evidence, and the gaps.
 //!
 //! A claim is allowed only when a fact check ties to it (by
 //! `facts_checked[].claim_id`, else by its exact normalised text) and every

@@ -1,9 +1,8 @@
 //! The Composer node: renders only Verifier-allowed material
-//! ([`ComposerInput`], built once per stage so a technical retry re-sends
-//! it unchanged). Code, not the prompt, rejects an answer that turns a
-//! negative observation into "ruled out" (DESIGN section 3).
-//!
-//! OWNER: engine helper.
+//! ([`ComposerInput`](crate::vocab::dto::ComposerInput), built once per
+//! stage so a technical retry re-sends it unchanged). Code, not the prompt,
+//! rejects an answer that turns a negative observation into "ruled out"
+//! (ARCHITECTURE.md, "Evidence trust boundary").
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, invalid};
 use crate::engine::nodes::allowed;

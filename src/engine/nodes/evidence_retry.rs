@@ -1,5 +1,6 @@
 //! EvidenceRetry: turns the Verifier's critical gaps into the restricted
-//! EVIDENCE_GAP_ONLY retry context (seed 003 section 4.1).
+//! EVIDENCE_GAP_ONLY retry context ([`RetryContext`]), which sends the run
+//! back to the Planner once (edge `verifier_low_confid_gap`).
 //!
 //! The context carries only verified material (the projection), the gaps,
 //! and the queries that already succeeded in this run, so the second

@@ -4,12 +4,10 @@
 //! with text. That text must be `executor_evidence_v2`.
 //!
 //! The status says whether the output contract was met, not whether the
-//! tools worked (seed 003 section 5.1.1): a valid output is COMPLETED even
-//! when every tool failed or found nothing. Without a valid output, a
-//! blocked tool call this round makes it TOOL_BLOCKED, a model error
-//! FAILED, anything else INVALID_OUTPUT. The Executor is never retried.
-//!
-//! OWNER: engine helper.
+//! tools worked: a valid output is COMPLETED even when every tool failed or
+//! found nothing. Without a valid output, a blocked tool call this round
+//! makes it TOOL_BLOCKED, a model error FAILED, anything else
+//! INVALID_OUTPUT. The Executor is never retried.
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text};
 use crate::engine::invoker::unexecuted_message;

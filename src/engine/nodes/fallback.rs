@@ -1,5 +1,5 @@
 //! The deterministic Fallback and the user-facing templates, in English and
-//! Chinese (seed 000 section 8, seed 003 section 5).
+//! Chinese.
 //!
 //! Two fallbacks, two trust levels. Before the Verifier nothing the
 //! Executor said is trustworthy, so [`pre_verification_answer`] takes no
@@ -270,8 +270,7 @@ fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
     }
 }
 
-/// The post-verifier fallback: seed 000 section 8 templates over allowed
-/// material only.
+/// The post-verifier fallback: fixed templates over allowed material only.
 pub fn post_verifier_answer(lang: Lang, input: &ComposerInput) -> String {
     let t = labels(lang);
     let claims: Vec<String> = input

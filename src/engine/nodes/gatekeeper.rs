@@ -1,6 +1,6 @@
 //! The Gatekeeper: code-level citation checks of every evidence binding
-//! against this run's recorded invocations (seed 002 section 4, DESIGN
-//! section 3).
+//! against this run's recorded invocations (ARCHITECTURE.md, "Evidence
+//! trust boundary"; the rules are listed in `gatekeeper-rules.json`).
 //!
 //! Executor output is untrusted. A binding passes only when it resolves to
 //! one evidence ref of one invocation of *this* run (possibly through the

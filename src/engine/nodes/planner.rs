@@ -1,8 +1,6 @@
 //! The Planner node: projects the run state into [`PlannerInput`] (query,
 //! history, skill and domain catalog, retry view; never another agent's
 //! output), calls the model and parses `planner_plan`.
-//!
-//! OWNER: engine helper.
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled};
 use crate::engine::nodes::evidence_retry;

@@ -1,6 +1,6 @@
 //! VerifiedInput: keeps only Gatekeeper-passed bindings, drops claims left
 //! with none, builds `verified_evidence` from matched_text and sets the
-//! verdict ceiling (seed 003 section 5.2).
+//! verdict ceiling: PASS when the Gatekeeper passed, else LOW_CONFID.
 //!
 //! Each executor binding is paired with the first not-yet-used checked
 //! binding of the same claim id, tool, excerpt, invocation id and raw path

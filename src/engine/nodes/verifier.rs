@@ -1,10 +1,8 @@
 //! The Verifier node: sees only the verified projection (query, verified
-//! executor output, verified evidence, a Gatekeeper summary; seed 003
-//! section 7.4), parses `verifier_output` and stores the model verdict
-//! next to the effective verdict `min(model, ceiling)`. A failure touches
-//! only `verifier_status`, never a verdict.
-//!
-//! OWNER: engine helper.
+//! executor output, verified evidence, a Gatekeeper summary: the
+//! [`VerifierInput`] whitelist), parses `verifier_output` and stores the
+//! model verdict next to the effective verdict `min(model, ceiling)`. A
+//! failure touches only `verifier_status`, never a verdict.
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled};
 use crate::engine::nodes::evidence_retry;

@@ -123,8 +123,8 @@ impl RunCtx<'_> {
         }
     }
 
-    /// `self_evaluation.verifier_evaluation` (seed 002 section 7, seed 003
-    /// section 5.3): the verdict saved is the effective one.
+    /// `self_evaluation.verifier_evaluation`: the verdict saved is the
+    /// effective one, next to the model verdict and the ceiling.
     fn self_evaluation(&self) -> SelfEvaluation {
         let s = &self.state;
         let v = s.verifier_output.as_ref();

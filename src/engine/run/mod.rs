@@ -1,6 +1,6 @@
 //! The engine loop: run lifecycle, the bounded node loop, step gate and
 //! cancellation, and the unhandled-failure path with best-effort
-//! persistence (DESIGN section 2).
+//! persistence (ARCHITECTURE.md, "Run status").
 //!
 //! Attempt numbers are per node entry: 1 when a node is entered from
 //! another node, +1 for each technical retry of the same node. So the

@@ -1,7 +1,7 @@
 //! Entities in a question (or a gap fact): services the pack knows, alert
 //! names, symptoms (error words in English and Chinese), literal keywords,
-//! a time window, and whether the question is *narrow* (seed 002 section
-//! 2.4: confirm one alert, one service's logs, one error).
+//! a time window, and whether the question is *narrow* (it asks to confirm
+//! one alert, one service's logs, one error).
 //!
 //! Matching is deliberately generic: services come from the pack's list
 //! (exact, with/without a `-service` suffix, or by their distinctive name

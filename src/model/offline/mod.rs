@@ -1,7 +1,6 @@
-//! The offline model: deterministic, rule-based, no network (DESIGN
-//! section 4). It reads each role's input DTO and answers in exactly the
-//! contract an LLM must follow, so every node, parser and check runs the
-//! same way it would with an LLM.
+//! The offline model: deterministic, rule-based, no network. It reads each
+//! role's input DTO and answers in exactly the contract an LLM must follow,
+//! so every node, parser and check runs the same way it would with an LLM.
 //!
 //! - [`planner`]: entities in the question -> skill choice -> tool queries
 //!   (narrow questions get one exact query; evidence-gap rounds only new

@@ -2,9 +2,10 @@
 //!
 //! Broad questions get the service's alerts, its ERROR and WARN logs,
 //! keyword log searches for the named symptoms, one knowledge lookup and
-//! the selected skill. Narrow questions (seed 002 section 2.4) get exactly
-//! the one query that confirms them. In EVIDENCE_GAP_ONLY mode only queries
-//! aimed at the gap facts' entities are planned, and none that already ran.
+//! the selected skill. Narrow questions (`entities::NarrowTarget`) get
+//! exactly the one query that confirms them. In EVIDENCE_GAP_ONLY mode only
+//! queries aimed at the gap facts' entities are planned, and none that
+//! already ran.
 
 use crate::model::offline::entities::{self, Entities, NarrowTarget};
 use crate::model::offline::text::{content_tokens, tokens};

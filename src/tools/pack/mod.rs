@@ -1,5 +1,5 @@
-//! The pack backend: an environment pack directory (DESIGN section 6)
-//! served as tools. `pack.toml`, `alerts.json`, `logs.jsonl`,
+//! The pack backend: an environment pack directory (README.md, "Packs and
+//! scenarios") served as tools. `pack.toml`, `alerts.json`, `logs.jsonl`,
 //! `knowledge/<domain>/*.md`, `skills/<name>/SKILL.md`.
 //!
 //! Packs are user input: a malformed line or front matter block is a
@@ -157,7 +157,7 @@ impl Pack {
 
     /// The reference "now" for relative time windows.
     pub fn now(&self) -> DateTime<Utc> {
-        // Default: the newest timestamp in the pack (DESIGN section 6), so a
+        // Default: the newest timestamp in the pack, so a
         // recorded incident is read as of its own time, not the wall clock.
         self.manifest
             .now

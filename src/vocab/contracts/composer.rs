@@ -1,5 +1,6 @@
-//! `composer_output` (seed 002 section 6) and the over-statement check that
-//! code, not a prompt, guarantees (DESIGN section 3).
+//! `composer_output` and the over-statement check that code, not a prompt,
+//! guarantees: "found nothing" never reads as "ruled out" (ARCHITECTURE.md,
+//! "Evidence trust boundary").
 
 use super::json::{Fields, ParseFailure, extract_json_object, objects};
 use serde::{Deserialize, Serialize};
@@ -67,7 +68,8 @@ pub const OVERSTATEMENT_PHRASES: &[&str] = &[
 
 /// The over-statement phrase found in a composer answer, if any. Only
 /// applied when the allowed material contains a negative observation (or a
-/// `$.no_evidence` binding), as DESIGN section 3 specifies.
+/// `$.no_evidence` binding): only then can "found nothing" be over-stated,
+/// and elsewhere the phrases may be legitimate.
 pub fn find_overstatement(output: &ComposerOutput) -> Option<&'static str> {
     let text = format!(
         "{}\n{}\n{}",

@@ -1,10 +1,11 @@
-//! `executor_evidence_v2` (seed 002 section 2).
+//! `executor_evidence_v2`: claims with evidence bindings, hypotheses,
+//! recommended actions and missing information.
 //!
-//! The parser enforces the structure only (seed 003 section 5.1): a
-//! parseable output whose bindings are wrong is COMPLETED and the
-//! Gatekeeper judges it. What makes an output INVALID_OUTPUT: empty, not
-//! JSON, not an object, `claims` not an array, a forbidden field
-//! (`diagnosis_summary`, `user_facing_answer`), or items of the wrong shape.
+//! The parser enforces the structure only: a parseable output whose
+//! bindings are wrong is COMPLETED and the Gatekeeper judges it. What makes
+//! an output INVALID_OUTPUT: empty, not JSON, not an object, `claims` not
+//! an array, a forbidden field (`diagnosis_summary`, `user_facing_answer`),
+//! or items of the wrong shape.
 
 use super::json::{Fields, Json, Object, ParseFailure, extract_json_object, kind, objects};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! `gatekeeper_result` (seed 002 section 4.2) and its normalisation into a
-//! routing status (seed 003 section 5.3).
+//! `gatekeeper_result` and its normalisation into the outcome the router
+//! sees ([`normalize_gatekeeper`]): anything but `pass`/`none` or
+//! `fail`/`low_confid` is a REJECT.
 
 use super::json::{ParseFailure, extract_json_object};
 use crate::vocab::graph::Outcome;

@@ -10,7 +10,8 @@ use std::fmt;
 /// needs it, and it bounds parser work on hostile input.
 pub const MAX_OUTPUT_BYTES: usize = 512 * 1024;
 
-/// Seed 000 `executor_output_parse_status.status`.
+/// Whether a model answer held a usable contract: the `status` of
+/// `executor_output_parse_status` in self_evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ParseStatus {
@@ -270,7 +271,7 @@ fn unfence(text: &str) -> Result<&str, ParseFailure> {
 }
 
 /// Field readers that report wrong types as `ParseFailure`s, so that each
-/// contract parser reads like its seed table.
+/// contract parser reads like a table of its fields and their types.
 pub(crate) struct Fields<'o, 'a> {
     pub map: &'o Object<'a>,
     pub ctx: &'o str,

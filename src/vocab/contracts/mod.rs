@@ -1,5 +1,5 @@
-//! The JSON contracts between the graph and its agents (seeds 000 and 002),
-//! and their parsers.
+//! The JSON contracts between the graph and its agents, and their parsers.
+//! The prompts in `prompts/` tell the models the same contracts.
 //!
 //! Model output is untrusted input. Every parser takes raw text, accepts
 //! exactly one JSON object (optionally inside one markdown code fence) and

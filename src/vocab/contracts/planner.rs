@@ -1,6 +1,6 @@
-//! `planner_plan` (seed 000 section 2.2, seed 002 section 1), plus the
-//! optional structured `queries` that tell the Executor exactly which tool
-//! calls the plan means. `plan` stays the seed's list of step strings.
+//! `planner_plan`, plus the optional structured `queries` that tell the
+//! Executor exactly which tool calls the plan means. `plan` stays a list of
+//! step strings, the form every Planner prompt asks for.
 
 use super::json::{Fields, Json, ParseFailure, extract_json_object, objects};
 use serde::{Deserialize, Serialize};

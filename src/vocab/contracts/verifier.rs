@@ -1,6 +1,7 @@
-//! `verifier_output` (seed 000 section 4.3, seed 002 section 5).
+//! `verifier_output`: the Verifier's verdict, groundedness, fact checks and
+//! rationale.
 //!
-//! `facts_checked[].claim_id` is our addition: it ties a checked fact back
+//! `facts_checked[].claim_id` ties a checked fact back
 //! to the verified claim, so the Composer's allowed claims and the evidence
 //! gaps are chosen by id rather than by matching free text.
 

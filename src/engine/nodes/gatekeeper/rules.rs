@@ -74,8 +74,8 @@ impl RuleId {
         RuleId::ALL.into_iter().find(|r| r.as_str() == id)
     }
 
-    /// The severity seed 002 section 4 assigns (or, where it is silent, the
-    /// one this project chose). Used only if the embedded file is broken.
+    /// The rule's built-in severity, the one the shipped file sets too (a
+    /// unit test keeps them equal). Used only if the embedded file is broken.
     pub fn seed_severity(self) -> Severity {
         match self {
             RuleId::AnswerVersion
@@ -152,7 +152,7 @@ impl GatekeeperRules {
         SHIPPED.clone()
     }
 
-    /// Every rule enabled at its seed severity; the safety net should the
+    /// Every rule enabled at its built-in severity; the safety net should the
     /// embedded file ever fail to load (a unit test keeps the two equal).
     fn builtin() -> GatekeeperRules {
         GatekeeperRules {
@@ -221,7 +221,7 @@ impl GatekeeperRules {
     }
 
     /// The per-rule severity table (None = disabled) and the parameters.
-    /// Rules a hand-built value leaves out run at their seed severity, so
+    /// Rules a hand-built value leaves out run at their built-in severity, so
     /// an incomplete value can only be stricter, never laxer; parameters a
     /// hand-built value gets wrong fall back to their defaults.
     pub(crate) fn resolve(&self) -> Resolved {
