@@ -1,7 +1,7 @@
 //! Every shipped scenario runs on the in-memory recorder and takes exactly
 //! its `expect_route`; its orchestration trace is the one derived from its
 //! node events, the live NodeFinished events tell the same story, and the
-//! run status and degraded flag follow DESIGN section 2.
+//! run status and degraded flag follow ARCHITECTURE.md ("Run status").
 
 use crate::helpers::scenario_dir;
 use crate::runs::scenario_engine;

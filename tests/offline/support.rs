@@ -1,5 +1,5 @@
 //! Test support for the offline model: request builders, a small in-memory
-//! tool backend that answers in the HELPERS.md tool-result format, and a
+//! tool backend that answers in the tool-result message format (`engine::invoker::ResultMessage`), and a
 //! hand-driven pipeline (planner -> executor loop -> pass-through
 //! verification -> verifier -> composer) for tests that run before or
 //! without the engine.
