@@ -7,8 +7,10 @@
 mod ask;
 mod inspect;
 mod setup;
+mod shipped;
 
-pub use setup::{Setup, shipped_pack_dir, shipped_scenarios_dir};
+pub use setup::Setup;
+pub use shipped::{shipped_pack_dir, shipped_scenarios_dir};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

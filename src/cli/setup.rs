@@ -2,6 +2,7 @@
 //! model, assembled into an [`Engine`]. One place decides what the
 //! embedded defaults are.
 
+use super::shipped::{shipped_pack_dir, shipped_scenarios_dir};
 use super::{Cli, CliError, ModelChoice};
 use crate::config::{Config, ConfigFlags, MetricsBackend, Provider};
 use crate::engine::nodes::gatekeeper::GatekeeperRules;
@@ -16,15 +17,6 @@ use crate::vocab::catalog::Catalog;
 use crate::vocab::record::Recorder;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// The shipped pack, used when neither flag, env nor config names one.
-pub fn shipped_pack_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop")
-}
-
-pub fn shipped_scenarios_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios")
-}
 
 pub fn load_config(cli: &Cli) -> Result<Config, CliError> {
     let flags = ConfigFlags {
@@ -77,12 +69,17 @@ pub struct Setup {
     pub engine: Engine,
     /// Answers the calls a scenario does not script.
     pub fallthrough: Arc<dyn ChatModel>,
+    /// The demo scenarios the TUI offers.
+    pub scenarios_dir: PathBuf,
 }
 
 impl Setup {
     pub async fn build(config: &Config, output: Output) -> Result<Setup, CliError> {
         let store = Arc::new(open_store(config).await?);
-        let pack_dir = config.pack.clone().unwrap_or_else(shipped_pack_dir);
+        let pack_dir = match config.pack.clone() {
+            Some(dir) => dir,
+            None => shipped_pack_dir()?,
+        };
         let pack = Pack::load(&pack_dir)?;
         for warning in &pack.warnings {
             match output {
@@ -140,6 +137,7 @@ impl Setup {
             pack,
             engine,
             fallthrough,
+            scenarios_dir: shipped_scenarios_dir()?,
         })
     }
 
@@ -148,7 +146,7 @@ impl Setup {
             engine: self.engine.clone(),
             fallthrough: self.fallthrough.clone(),
             store: Some(self.store.clone()),
-            scenarios_dir: shipped_scenarios_dir(),
+            scenarios_dir: self.scenarios_dir.clone(),
             theme: config.theme.clone(),
             key_overrides: config.keys.clone(),
             model_label: self.engine.model.name(),

@@ -270,3 +270,26 @@ fn feedback_takes_the_verdicts_as_the_readme_spells_them() {
     let bad = sb.cmd().args(["feedback", &id, "meh"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn the_shipped_pack_comes_from_the_binary_not_the_checkout() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .current_dir(sb.dir.path())
+        .env("XDG_CACHE_HOME", sb.path("cache"))
+        .args(["ask", "--json", "why is payment-service slow?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shipped = sb.path("cache").join("diagraph").join("shipped");
+    let copies: Vec<_> = std::fs::read_dir(&shipped)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(copies.len(), 1, "one copy per content");
+    let root = copies[0].path();
+    assert!(root.join("packs/shop/pack.toml").is_file());
+    assert!(root.join("scenarios/01_pass.toml").is_file());
+}
