@@ -50,6 +50,7 @@ roles! {
     EvidenceDeduped => "evidence_deduped",
     EvidenceFailed => "evidence_failed",
     Degraded => "degraded",
+    Warning => "warning",
     Error => "error",
     StatusBar => "status_bar",
     KeyHint => "key_hint",

@@ -9,6 +9,7 @@
 
 pub mod chrome;
 pub mod detail;
+pub mod diagram;
 pub mod graph;
 pub mod panels;
 pub mod tables;
