@@ -1,9 +1,13 @@
-//! The graph pane, drawn from the engine's edge table (`graph::EDGES`):
-//! one row per node with its visit count, followed by its outgoing edges
-//! grouped by target. Taken edges carry their counts, the current node is
-//! highlighted, and in step mode the edge the engine is about to take is
-//! marked. The title carries the reason_code of the last transition.
+//! The graph pane. Where the pane has room it draws the routing table as
+//! a diagram (see [`super::diagram`]): the full node names when they fit,
+//! short ones otherwise. Smaller than that, it falls back to a list drawn
+//! from the same edge table, one row per node with its visit count and its
+//! outgoing edges grouped by target, and says so in its title. Either way
+//! taken edges carry their counts, the current node is highlighted, in
+//! step mode the edge the engine is about to take is marked, and the title
+//! carries the reason_code of the last transition.
 
+use super::diagram::{self, Diagram, Live, Names};
 use super::pane_block;
 use crate::engine::graph::EDGES;
 use crate::tui::state::RunView;
@@ -13,7 +17,8 @@ use crate::vocab::graph::ReasonCode;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
+use unicode_width::UnicodeWidthStr;
 
 pub struct GraphPane<'a> {
     pub view: &'a RunView,
@@ -116,19 +121,57 @@ impl GraphPane<'_> {
     }
 }
 
+/// The diagram variants, widest first.
+const VARIANTS: [Names; 2] = [Names::Full, Names::Short];
+
+/// The widest diagram whose pane (borders included) fits in `max_width`,
+/// as that pane's (width, height). None when none fits: the pane then
+/// shows the list.
+pub fn pane_size(max_width: u16) -> Option<(u16, u16)> {
+    VARIANTS
+        .iter()
+        .filter_map(|n| diagram::shipped(*n).ok())
+        .map(|d| (d.width.saturating_add(2), d.height.saturating_add(2)))
+        .find(|(w, _)| *w <= max_width)
+}
+
+/// The widest diagram that fits inside `inner`, or why the list is shown
+/// (the size the pane would need, or why there is no diagram).
+fn fitting(inner: Rect) -> Result<&'static Diagram, String> {
+    let mut smallest = None;
+    for names in VARIANTS {
+        match diagram::shipped(names) {
+            Ok(d) if d.width <= inner.width && d.height <= inner.height => return Ok(d),
+            Ok(d) => smallest = Some((d.width + 2, d.height + 2)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(smallest.map_or_else(String::new, |(w, h)| format!("the diagram needs {w}×{h}")))
+}
+
 impl Widget for GraphPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let last = self.view.last_reason.map_or("—", ReasonCode::as_str);
-        let mut block = pane_block(
-            Line::from(vec![
-                Span::raw(" Graph · last: "),
-                Span::styled(last, t.style(Role::EdgeTaken)),
-                Span::raw(" "),
-            ]),
-            self.focused,
-            t,
-        );
+        let inner = Block::bordered().inner(area);
+        let fit = fitting(inner);
+        // The list says so in the title, and why when the title has room.
+        let mut title = vec![Span::raw(" Graph · ")];
+        if let Err(why) = &fit {
+            let long = format!("list: {why} · ");
+            let room = usize::from(area.width.saturating_sub(2));
+            // " Graph · " + long + "last: " + last + " "
+            let need = 16 + long.width() + last.width();
+            let short = need > room || why.is_empty();
+            let text = if short { "list · ".into() } else { long };
+            title.push(Span::styled(text, t.style(Role::Muted)));
+        }
+        title.extend([
+            Span::raw("last: "),
+            Span::styled(last, t.style(Role::EdgeTaken)),
+            Span::raw(" "),
+        ]);
+        let mut block = pane_block(Line::from(title), self.focused, t);
         if self.waiting
             && let Some((from, to, reason)) = &self.view.pending_edge
         {
@@ -137,14 +180,25 @@ impl Widget for GraphPane<'_> {
                 t.style(Role::EdgePending),
             )));
         }
-        let compact = area.width < 70;
-        let lines = self.lines(compact);
-        let inner_h = area.height.saturating_sub(2);
-        let max_scroll = (lines.len() as u16).saturating_sub(inner_h);
-        Paragraph::new(lines)
-            .block(block)
-            .style(t.style(Role::Text))
-            .scroll((self.scroll.min(max_scroll), 0))
-            .render(area, buf);
+        match fit {
+            Ok(d) => {
+                block.style(t.style(Role::Text)).render(area, buf);
+                let live = Live {
+                    view: self.view,
+                    waiting: self.waiting,
+                };
+                diagram::paint(d, live, t, inner, buf);
+            }
+            Err(_) => {
+                let compact = area.width < 70;
+                let lines = self.lines(compact);
+                let max_scroll = (lines.len() as u16).saturating_sub(inner.height);
+                Paragraph::new(lines)
+                    .block(block)
+                    .style(t.style(Role::Text))
+                    .scroll((self.scroll.min(max_scroll), 0))
+                    .render(area, buf);
+            }
+        }
     }
 }

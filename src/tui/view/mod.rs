@@ -4,7 +4,9 @@
 //!
 //! Layouts: wide terminals (>= 160x40) show every pane at once; smaller
 //! ones show the four table panes (runs, transitions, tools, bindings) in
-//! one tabbed area that follows the focus. Below 80x24 the screen says so
+//! one tabbed area that follows the focus. The graph pane is sized to its
+//! diagram when the terminal has room for it beside the verdict and answer
+//! panes, and to its list otherwise. Below 80x24 the screen says so
 //! instead of drawing a broken layout.
 
 pub mod chrome;
@@ -43,15 +45,19 @@ pub fn is_wide(area: Rect) -> bool {
 pub fn layout(area: Rect, table_pane: Pane) -> Areas {
     let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
     if is_wide(area) {
+        // The graph pane takes the diagram's size when it leaves the verdict
+        // and answer panes 40 columns each; otherwise it keeps the list's.
+        let (graph_w, graph_h) = graph::pane_size(area.width.saturating_sub(80))
+            .map_or((72, 14), |(w, h)| (w.max(72), h.max(14)));
         let [top, mid, bottom, input] = Layout::vertical([
-            Constraint::Length(14),
+            Constraint::Length(graph_h),
             Constraint::Fill(3),
             Constraint::Fill(2),
             Constraint::Length(3),
         ])
         .areas(main);
         let [graph, verdict, answer] = Layout::horizontal([
-            Constraint::Length(72),
+            Constraint::Length(graph_w),
             Constraint::Length(40),
             Constraint::Min(20),
         ])
@@ -76,13 +82,20 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
             ],
         }
     } else {
+        // The diagram when the verdict/answer column keeps 36 columns and
+        // the tables a few rows; the list otherwise.
+        let fit =
+            graph::pane_size(area.width.saturating_sub(36)).filter(|(_, h)| *h + 8 <= main.height);
+        let (graph_w, graph_h) = match fit {
+            Some((w, h)) => (w, h.max(12)),
+            None => ((area.width * 3 / 5).clamp(44, 72), 12),
+        };
         let [top, mid, input] = Layout::vertical([
-            Constraint::Length(12),
+            Constraint::Length(graph_h),
             Constraint::Min(4),
             Constraint::Length(3),
         ])
         .areas(main);
-        let graph_w = (area.width * 3 / 5).clamp(44, 72);
         let [graph, right] =
             Layout::horizontal([Constraint::Length(graph_w), Constraint::Min(20)]).areas(top);
         let [verdict, answer] =
