@@ -97,7 +97,11 @@ pub enum Command {
     /// Print the effective configuration, secrets masked
     Config,
     /// Print the routing table as a Mermaid flowchart
-    Graph,
+    Graph {
+        /// Print the diagram the TUI's graph pane draws, as plain text
+        #[arg(long)]
+        text: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -178,10 +182,29 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             print!("{}", config.render_masked());
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Graph) => {
-            print!("{}", crate::engine::graph::to_mermaid());
-            Ok(ExitCode::SUCCESS)
+        Some(Command::Graph { text }) => {
+            let out = if text {
+                use crate::tui::view::diagram::{Names, shipped};
+                shipped(Names::Full)
+                    .map_err(|e| CliError(format!("cannot draw the graph: {e}")))?
+                    .to_text()
+            } else {
+                crate::engine::graph::to_mermaid()
+            };
+            print_all(&out)
         }
+    }
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) ends the
+/// command quietly.
+fn print_all(text: &str) -> Result<ExitCode, CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError(format!("cannot write to stdout: {e}"))),
     }
 }
 

@@ -2,7 +2,8 @@
 //! loop on scripted input, whole-screen snapshots on a TestBackend (insta,
 //! files in `snapshots/`), untrusted text reaching the screen inert, and a
 //! few end-to-end runs of the binary in a real pseudo-terminal (tmux).
-//! Also widths counted in columns (`widths`).
+//! Also widths counted in columns (`widths`), and the graph pane's diagram
+//! (`diagram`): layout from the edge table, run state, any size.
 //!
 //! Shared helpers live in `tests/helpers`; `fixtures` (synthetic runs,
 //! rendering) is this crate's own, and `benches/tui.rs` reuses it.
@@ -14,6 +15,7 @@ mod fixtures;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 
+mod diagram;
 mod event_loop;
 mod pty;
 mod sanitize;
