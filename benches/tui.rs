@@ -1,6 +1,7 @@
 //! TUI benchmarks with printed figures (`cargo bench --bench tui`):
 //! - frame render time for a run with 500 tool invocations and 50
-//!   bindings at 200x60 (target <= 1 ms), `frame_render_us_p50`;
+//!   bindings at 200x60, the graph pane drawing its diagram (target
+//!   <= 1 ms), `frame_render_us_p50`;
 //! - time to the first frame with 10,000 runs listed (target <= 150 ms),
 //!   `first_frame_ms`;
 //! - CPU used by the event loop idling for 2 s (target: near zero),
@@ -46,6 +47,11 @@ fn frame_render() {
     for _ in 0..20 {
         terminal.draw(|f| view(&state, f)).unwrap();
     }
+    let screen = fixtures::buffer_text(terminal.backend().buffer());
+    assert!(
+        screen.contains("│evidence_retry│"),
+        "the graph pane should draw its diagram at 200x60:\n{screen}"
+    );
     let mut samples = Vec::new();
     for i in 0..500 {
         // Move the selection so every frame has real changes to diff.

@@ -22,7 +22,7 @@
 //!    only cross at right angles. Track rows are ordered to cross least.
 //!
 //! The result is computed once per table and naming; drawing it with run
-//! state is [`super::paint`]'s job.
+//! state is [`super::paint()`]'s job.
 
 use super::{Diagram, Dir, Ink, Link, NodeBox, Shape, Slot};
 use crate::engine::graph::Edge;

@@ -2,10 +2,10 @@
 //! arrowheads, laid out from the edge table (not drawn by hand), so a
 //! node or edge added to the table appears without touching the view.
 //!
-//! [`layout`] turns a table into a [`Diagram`]: boxes, the cells every
+//! [`layout()`] turns a table into a [`Diagram`]: boxes, the cells every
 //! line runs through (with the links that own each stroke) and the slots
 //! where counts go. That is done once per table and naming and cached.
-//! [`paint`] draws it with a run's state into a ratatui buffer: the
+//! [`paint()`] draws it with a run's state into a ratatui buffer: the
 //! current node, the edge about to be taken, visited nodes and taken edges
 //! with counts, the last reason code and the fallback path. State is
 //! carried by glyph as well as colour (double border for the current node,
