@@ -22,6 +22,7 @@
 mod glyph;
 pub mod layout;
 pub mod paint;
+mod route;
 
 pub use layout::{LayoutError, Names, layout};
 pub use paint::{Live, paint};
