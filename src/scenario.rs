@@ -171,7 +171,8 @@ impl Scenario {
 
     /// An engine for this scenario: `base`'s recorder, prompts, rules and
     /// config, the scenario pack's tools and catalog, and a scripted model
-    /// over `fallthrough`.
+    /// over `fallthrough`. A live backend of `base` (one that is not a
+    /// pack) keeps serving its tool; the scenario's pack serves the rest.
     pub fn engine(
         &self,
         base: &Engine,
@@ -196,6 +197,11 @@ impl Scenario {
         let mut registry = ToolRegistry::new();
         for tool in pack_tools(pack) {
             registry.register(tool);
+        }
+        for name in base.tools.names() {
+            if let Some(tool) = base.tools.get(name).filter(|t| t.pack().is_none()) {
+                registry.register(Arc::clone(tool));
+            }
         }
         let mut config = base.config.clone();
         if let Some(p) = &self.tool_permissions {

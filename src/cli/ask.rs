@@ -1,14 +1,19 @@
 //! `diagraph ask`: one question (or one scenario), one run, one answer.
+//!
+//! Exit codes: 0 an answer that is not degraded, 3 a degraded one (a
+//! fallback), 4 a run that ended FAILED or CANCELLED; errors before the
+//! run are 2 (bad input or configuration) or 1.
 
 use super::CliError;
+use super::out::{emit, line};
 use super::setup::{Output, Setup};
 use crate::config::Config;
 use crate::engine::{RunOutcome, RunRequest};
 use crate::scenario::Scenario;
 use crate::text::{sanitize_line, sanitize_multiline};
-use crate::vocab::run::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tokio_util::sync::CancellationToken;
 
 pub async fn run(
     config: &Config,
@@ -23,11 +28,10 @@ pub async fn run(
         None => None,
     };
     if scenario.is_none() && question.as_deref().is_none_or(|q| q.trim().is_empty()) {
-        return Err(CliError(
-            "ask needs a question (or --scenario FILE)".to_string(),
-        ));
+        return Err(CliError::input("ask needs a question (or --scenario FILE)"));
     }
-    let setup = Setup::build(config, Output::Stderr).await?;
+    // Pack warnings are part of the answer's record, not stderr noise.
+    let setup = Setup::build(config, Output::Quiet).await?;
     let (engine, mut request) = match &scenario {
         Some(s) => {
             let engine = s.engine(&setup.engine, setup.fallthrough.clone())?;
@@ -51,33 +55,52 @@ pub async fn run(
             .get_or_insert_with(|| pack.display().to_string());
     }
 
-    // Ctrl-C cancels the run cleanly: it ends FAILED ("cancelled"), never
-    // left RUNNING.
-    let cancel = request.cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
-        }
-    });
+    // Ctrl-C or SIGTERM cancels the run cleanly: it ends CANCELLED with
+    // its events saved, never left RUNNING.
+    let stop = tokio::spawn(cancel_on_signal(request.cancel.clone()));
     let outcome = engine.run(request).await;
-    ctrl_c.abort();
+    stop.abort();
     let outcome = outcome?;
 
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default()
-        );
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
+        text.push('\n');
+        text
     } else {
-        print_human(&outcome);
-    }
-    Ok(match outcome.end.status {
-        RunStatus::Success => ExitCode::SUCCESS,
-        _ => ExitCode::from(1),
-    })
+        human(&outcome)
+    };
+    emit(&text)?;
+    Ok(ExitCode::from(outcome.exit_code()))
 }
 
-fn print_human(outcome: &RunOutcome) {
+async fn cancel_on_signal(cancel: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        match term {
+            Ok(mut term) => {
+                tokio::select! {
+                    r = tokio::signal::ctrl_c() => if r.is_err() { return },
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+}
+
+fn human(outcome: &RunOutcome) -> String {
+    let mut out = String::new();
     let verdict = outcome
         .end
         .effective_verdict
@@ -87,16 +110,19 @@ fn print_human(outcome: &RunOutcome) {
         (Some(m), Some(c)) if m > c => format!(" (model {m}, capped by ceiling {c})"),
         _ => String::new(),
     };
-    println!(
-        "run {} · session {} · {} · verdict {verdict}{capped}{}",
-        outcome.run_id,
-        sanitize_line(&outcome.session_id),
-        outcome.end.status.as_str(),
-        if outcome.end.degraded {
-            " · degraded"
-        } else {
-            ""
-        }
+    line(
+        &mut out,
+        format!(
+            "run {} · session {} · {} · verdict {verdict}{capped}{}",
+            outcome.run_id,
+            sanitize_line(&outcome.session_id),
+            outcome.end.status.as_str(),
+            if outcome.end.degraded {
+                " · degraded"
+            } else {
+                ""
+            }
+        ),
     );
     let route: Vec<&str> = outcome
         .end
@@ -105,12 +131,22 @@ fn print_human(outcome: &RunOutcome) {
         .iter()
         .map(|n| n.as_str())
         .collect();
-    println!("route: {}", route.join(" -> "));
-    if let Some(reason) = &outcome.end.failure {
-        println!("failure: {}", sanitize_line(&reason.message));
+    line(&mut out, format!("route: {}", route.join(" -> ")));
+    if let Some(f) = &outcome.end.failure {
+        line(
+            &mut out,
+            format!("failure ({}): {}", f.class, sanitize_line(&f.message)),
+        );
     }
-    println!();
-    println!("{}", sanitize_multiline(&outcome.end.answer));
-    println!();
-    println!("trace: diagraph trace {}", outcome.run_id);
+    for w in &outcome.sources.pack_warnings {
+        line(&mut out, format!("pack warning: {}", sanitize_line(w)));
+    }
+    line(&mut out, "");
+    line(&mut out, sanitize_multiline(&outcome.end.answer));
+    line(&mut out, "");
+    line(
+        &mut out,
+        format!("trace: diagraph trace {}", outcome.run_id),
+    );
+    out
 }

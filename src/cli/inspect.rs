@@ -1,12 +1,14 @@
 //! `runs`, `trace` and `feedback`: reading and annotating stored runs.
 
 use super::CliError;
+use super::out::{emit, line};
 use super::setup::open_store;
 use crate::config::Config;
 use crate::engine::case::case_from_evaluation;
 use crate::text::{one_line, sanitize_line, sanitize_multiline, truncate_width};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::graph::{NodeId, ReasonCode};
+use crate::vocab::run::RunStatus;
 use crate::vocab::run_trace::RunTrace;
 use serde_json::Value;
 use std::process::ExitCode;
@@ -14,63 +16,79 @@ use std::process::ExitCode;
 pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
     let runs = store.list_runs(limit).await?;
+    let mut out = String::new();
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&runs).unwrap_or_default()
+        line(
+            &mut out,
+            serde_json::to_string_pretty(&runs).unwrap_or_default(),
         );
+        emit(&out)?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("no runs yet: try `diagraph ask \"why is payment-service slow?\"`");
+        emit("no runs yet: try `diagraph ask \"why is payment-service slow?\"`\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{:>6}  {:<8}  {:<10}  {:<8}  {:>8}  question",
-        "run", "status", "verdict", "degraded", "ms"
+    line(
+        &mut out,
+        format!(
+            "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  question",
+            "run", "status", "verdict", "degraded", "ms"
+        ),
     );
     for r in runs {
-        println!(
-            "{:>6}  {:<8}  {:<10}  {:<8}  {:>8}  {}",
-            r.run_id,
-            r.status,
-            r.effective_verdict.map_or("-", Verdict::as_str),
-            if r.degraded { "yes" } else { "no" },
-            r.duration_ms
-                .map(|d| d.to_string())
-                .unwrap_or_else(|| "-".into()),
-            truncate_width(&one_line(&sanitize_line(&r.question)), 70),
+        // A fallback answer is a success of the run, but not of the
+        // diagnosis: the list says so.
+        let status = match (r.status, r.degraded) {
+            (RunStatus::Success, true) => "DEGRADED",
+            (s, _) => s.as_str(),
+        };
+        line(
+            &mut out,
+            format!(
+                "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  {}",
+                r.run_id,
+                status,
+                r.effective_verdict.map_or("-", Verdict::as_str),
+                if r.degraded { "yes" } else { "no" },
+                r.duration_ms
+                    .map(|d| d.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                truncate_width(&one_line(&sanitize_line(&r.question)), 70),
+            ),
         );
     }
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
     let projection = store.run_trace(run_id).await?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&projection).unwrap_or_default()
-        );
+    let text = if json {
+        let mut t = serde_json::to_string_pretty(&projection).unwrap_or_default();
+        t.push('\n');
+        t
     } else {
-        print_trace(&projection);
-    }
+        trace_text(&projection)
+    };
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
-    match store
+    let text = match store
         .record_feedback(run_id, useful, case_from_evaluation)
         .await?
     {
         Some(case_id) => {
-            println!("run {run_id}: marked useful; case {case_id} in the case library")
+            format!("run {run_id}: marked useful; case {case_id} in the case library\n")
         }
-        None if useful => println!("run {run_id}: marked useful"),
-        None => println!("run {run_id}: marked not useful"),
-    }
+        None if useful => format!("run {run_id}: marked useful\n"),
+        None => format!("run {run_id}: marked not useful\n"),
+    };
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -78,36 +96,83 @@ fn text(v: Option<&str>) -> String {
     v.map_or_else(|| "-".into(), sanitize_multiline)
 }
 
-fn print_trace(p: &RunTrace) {
+fn trace_text(p: &RunTrace) -> String {
+    let mut out = String::new();
     let run = &p.run;
-    println!(
-        "run {} · session {} · {} · verdict {}",
-        run.run_id,
-        text(Some(&run.session_id)),
-        run.status,
-        text(run.effective_verdict.map(Verdict::as_str)),
+    line(
+        &mut out,
+        format!(
+            "run {} · session {} · {} · verdict {}",
+            run.run_id,
+            text(Some(&run.session_id)),
+            run.status,
+            text(run.effective_verdict.map(Verdict::as_str)),
+        ),
     );
-    println!("question: {}", text(Some(&run.query)));
-    if let Some(trace) = run.orchestration_trace() {
-        println!("transitions:");
-        for t in &trace.transitions {
-            println!(
-                "  {:<15} -> {:<15} {:<32} attempt {}",
-                t.from.as_str(),
-                t.to.as_str(),
-                t.reason_code.as_str(),
-                t.attempt,
-            );
-        }
-        println!(
-            "final: {} ({}){}",
-            text(trace.final_node.map(NodeId::as_str)),
-            text(trace.termination_reason.map(ReasonCode::as_str)),
-            if trace.degraded { " · degraded" } else { "" }
+    line(&mut out, format!("question: {}", text(Some(&run.query))));
+    if let Some(f) = &run.failure {
+        line(
+            &mut out,
+            format!("failure ({}): {}", f.class, sanitize_line(&f.message)),
         );
     }
-    println!("agent steps: {}", p.steps.len());
-    println!("tool invocations: {}", p.tool_invocations.len());
+    if let Some(sources) = run.sources() {
+        line(&mut out, "sources:");
+        for (tool, backend) in &sources.tools {
+            line(
+                &mut out,
+                format!("  {:<17} {}", sanitize_line(tool), sanitize_line(backend)),
+            );
+        }
+        if let Some(pack) = &sources.pack {
+            line(
+                &mut out,
+                format!(
+                    "  pack              {} ({})",
+                    sanitize_line(&pack.path),
+                    sanitize_line(&pack.content_hash)
+                ),
+            );
+        }
+        for (role, model) in &sources.models {
+            line(
+                &mut out,
+                format!("  {:<17} {}", sanitize_line(role), sanitize_line(model)),
+            );
+        }
+        for w in &sources.pack_warnings {
+            line(&mut out, format!("  pack warning: {}", sanitize_line(w)));
+        }
+    }
+    if let Some(trace) = run.orchestration_trace() {
+        line(&mut out, "transitions:");
+        for t in &trace.transitions {
+            line(
+                &mut out,
+                format!(
+                    "  {:<15} -> {:<15} {:<32} attempt {}",
+                    t.from.as_str(),
+                    t.to.as_str(),
+                    t.reason_code.as_str(),
+                    t.attempt,
+                ),
+            );
+        }
+        line(
+            &mut out,
+            format!(
+                "final: {} ({}){}",
+                text(trace.final_node.map(NodeId::as_str)),
+                text(trace.termination_reason.map(ReasonCode::as_str)),
+                if trace.degraded { " · degraded" } else { "" }
+            ),
+        );
+    }
+    line(&mut out, format!("agent steps: {}", p.steps.len()));
+    line(
+        &mut out,
+        format!("tool invocations: {}", p.tool_invocations.len()),
+    );
     for inv in &p.tool_invocations {
         let details = inv.retrieval_details.typed();
         let status = details.map(|d| d.evidence_status.as_str());
@@ -116,14 +181,35 @@ fn print_trace(p: &RunTrace) {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        println!(
-            "  #{:<6} {:<17} {:<12} refs {:<3} {}",
-            inv.id,
-            text(Some(&inv.tool_name)),
-            text(status),
-            refs,
-            truncate_width(&one_line(&sanitize_line(&params)), 60),
+        line(
+            &mut out,
+            format!(
+                "  #{:<6} {:<17} {:<12} refs {:<3} {}",
+                inv.id,
+                text(Some(&inv.tool_name)),
+                text(status),
+                refs,
+                truncate_width(&one_line(&sanitize_line(&params)), 60),
+            ),
         );
+        if let Some(f) = inv.failure() {
+            line(
+                &mut out,
+                format!(
+                    "          failed ({}): {}",
+                    f.class,
+                    sanitize_line(&f.message)
+                ),
+            );
+        } else if let Some(partial) = details.and_then(|d| d.source.partial.as_deref()) {
+            line(
+                &mut out,
+                format!("          read in part: {}", sanitize_line(partial)),
+            );
+        }
     }
-    println!("\nanswer:\n{}", text(Some(&run.answer)));
+    line(&mut out, "");
+    line(&mut out, "answer:");
+    line(&mut out, text(Some(&run.answer)));
+    out
 }

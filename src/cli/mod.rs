@@ -1,11 +1,16 @@
 //! Command line: clap subcommands and their dispatch.
 //!
 //! Every command returns `Result<ExitCode, CliError>`; `main` prints an
-//! error as one line (`diagraph: <message>`) and exits non-zero. Nothing
-//! here panics on user input.
+//! error as one line (`diagraph: <message: its causes>`) and exits 2 for
+//! bad input or configuration, 1 for anything else. `ask` itself exits 0
+//! for an answer that is not degraded, 3 for a degraded one, 4 for a run
+//! that ended FAILED or CANCELLED. Output goes through [`out::emit`], so a
+//! reader that goes away (`diagraph runs | head -1`) ends the command
+//! quietly. Nothing here panics on user input.
 
 mod ask;
 mod inspect;
+pub mod out;
 mod setup;
 mod shipped;
 
@@ -113,21 +118,92 @@ pub enum FeedbackVerdict {
     NotUseful,
 }
 
-/// A user-facing failure: printed as one line.
+/// Exit code of bad input or configuration.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code of anything else that went wrong.
+pub const EXIT_OTHER: u8 = 1;
+
+/// A user-facing failure: printed as one line, with the exit code it
+/// ends the command with.
 #[derive(Debug)]
-pub struct CliError(pub String);
+pub struct CliError {
+    pub message: String,
+    pub code: u8,
+}
+
+impl CliError {
+    /// Bad input or configuration (exit 2).
+    pub fn input(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: EXIT_BAD_INPUT,
+        }
+    }
+
+    /// Anything else (exit 1).
+    pub fn other(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: EXIT_OTHER,
+        }
+    }
+
+    /// Stdout was closed by its reader: nothing to say, nothing wrong.
+    pub fn closed_stdout() -> CliError {
+        CliError {
+            message: String::new(),
+            code: 0,
+        }
+    }
+
+    fn is_quiet(&self) -> bool {
+        self.code == 0
+    }
+}
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // One line whatever the source error looked like, and safe for the
         // terminal: it may quote a server body, a file or a model.
-        f.write_str(crate::text::sanitize_line(&self.0).trim())
+        f.write_str(crate::text::sanitize_line(&self.message).trim())
     }
 }
 
-impl<E: std::error::Error> From<E> for CliError {
+/// An error and every cause under it, as one line: "a: b: c". A cause
+/// whose text the message already contains is not repeated.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !c.is_empty() && !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl<E: std::error::Error + 'static> From<E> for CliError {
     fn from(e: E) -> Self {
-        CliError(e.to_string())
+        use crate::engine::EngineError;
+        use crate::store::StoreError;
+        let any: &dyn std::any::Any = &e;
+        // Only a run that broke after it started, or a database that
+        // misbehaved mid-query, is not the caller's input or config.
+        let code = match (
+            any.downcast_ref::<EngineError>(),
+            any.downcast_ref::<StoreError>(),
+        ) {
+            (Some(EngineError::Unpersisted { .. }), _) => EXIT_OTHER,
+            (_, Some(StoreError::Query(_))) => EXIT_OTHER,
+            _ => EXIT_BAD_INPUT,
+        };
+        CliError {
+            message: chain(&e),
+            code,
+        }
     }
 }
 
@@ -140,14 +216,15 @@ pub fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("diagraph: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(EXIT_OTHER);
         }
     };
     match runtime.block_on(dispatch(cli)) {
         Ok(code) => code,
+        Err(e) if e.is_quiet() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("diagraph: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.code)
         }
     }
 }
@@ -179,32 +256,21 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::feedback(&config, parse_run_id(&run_id)?, useful).await
         }
         Some(Command::Config) => {
-            print!("{}", config.render_masked());
+            out::emit(&config.render_masked())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Graph { text }) => {
             let out = if text {
                 use crate::tui::view::diagram::{Names, shipped};
                 shipped(Names::Full)
-                    .map_err(|e| CliError(format!("cannot draw the graph: {e}")))?
+                    .map_err(|e| CliError::other(format!("cannot draw the graph: {e}")))?
                     .to_text()
             } else {
                 crate::engine::graph::to_mermaid()
             };
-            print_all(&out)
+            out::emit(&out)?;
+            Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// Writes `text` to stdout; a reader that went away (`| head`) ends the
-/// command quietly.
-fn print_all(text: &str) -> Result<ExitCode, CliError> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(CliError(format!("cannot write to stdout: {e}"))),
     }
 }
 
@@ -214,7 +280,7 @@ fn parse_run_id(text: &str) -> Result<i64, CliError> {
         .ok()
         .filter(|id| *id > 0)
         .ok_or_else(|| {
-            CliError(format!(
+            CliError::input(format!(
                 "invalid run id {text:?}: expected a positive number"
             ))
         })
@@ -230,9 +296,22 @@ async fn tui_launch(
         setup.store.load_events(*run_id).await?;
     }
     let ctx = setup.tui_context(config);
-    crate::tui::run(ctx, launch)
-        .await
-        .map_err(|e| CliError(format!("{e}")))?;
+    crate::tui::run(ctx, launch).await.map_err(|e| {
+        // A theme or key override is configuration; the rest is not.
+        let config = e.downcast_ref::<crate::tui::theme::ThemeError>().is_some()
+            || e.downcast_ref::<crate::tui::keymap::KeymapError>()
+                .is_some();
+        let message = e
+            .chain()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
+        if config {
+            CliError::input(message)
+        } else {
+            CliError::other(message)
+        }
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -242,7 +321,22 @@ mod tests {
 
     #[test]
     fn errors_print_as_one_inert_line() {
-        let e = CliError("cannot read pack: bad\x1b[2J\nline\u{202e}gnp.\r\n".into());
+        let e = CliError::input("cannot read pack: bad\x1b[2J\nline\u{202e}gnp.\r\n");
         assert_eq!(e.to_string(), "cannot read pack: bad␛[2J linegnp.");
+    }
+
+    #[test]
+    fn an_error_prints_its_causes_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("loading the theme")]
+        struct Outer(#[source] std::io::Error);
+        let e = CliError::from(Outer(std::io::Error::other("no such theme")));
+        assert_eq!(e.to_string(), "loading the theme: no such theme");
+        assert_eq!(e.code, super::EXIT_BAD_INPUT);
+        #[derive(Debug, thiserror::Error)]
+        #[error("reading: {0}")]
+        struct Repeats(#[source] std::io::Error);
+        let e = CliError::from(Repeats(std::io::Error::other("gone")));
+        assert_eq!(e.to_string(), "reading: gone");
     }
 }

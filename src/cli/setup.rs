@@ -65,7 +65,9 @@ pub enum Output {
 
 pub struct Setup {
     pub store: Arc<Store>,
-    pub pack: Arc<Pack>,
+    /// None when a live backend is configured and no pack is named: then
+    /// no demo pack serves the other tools behind the user's back.
+    pub pack: Option<Arc<Pack>>,
     pub engine: Engine,
     /// Answers the calls a scenario does not script.
     pub fallthrough: Arc<dyn ChatModel>,
@@ -76,12 +78,19 @@ pub struct Setup {
 impl Setup {
     pub async fn build(config: &Config, output: Output) -> Result<Setup, CliError> {
         let store = Arc::new(open_store(config).await?);
-        let pack_dir = match config.pack.clone() {
-            Some(dir) => dir,
-            None => shipped_pack_dir()?,
+        let live = config.metrics.backend == MetricsBackend::Prometheus;
+        // The shipped pack is a demo: with a live backend and no pack
+        // named, the other tools have no source rather than a fictional one.
+        let pack_dir = match (&config.pack, live) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, false) => Some(shipped_pack_dir()?),
+            (None, true) => None,
         };
-        let pack = Pack::load(&pack_dir)?;
-        for warning in &pack.warnings {
+        let pack = match pack_dir {
+            Some(dir) => Some(Arc::new(Pack::load(&dir)?)),
+            None => None,
+        };
+        for warning in pack.iter().flat_map(|p| &p.warnings) {
             match output {
                 Output::Stderr => {
                     eprintln!(
@@ -92,19 +101,23 @@ impl Setup {
                 Output::Quiet => tracing::warn!(%warning, "pack warning"),
             }
         }
-        let pack = Arc::new(pack);
-        store.sync_knowledge(&pack).await?;
+        if let Some(pack) = &pack {
+            store.sync_knowledge(pack).await?;
+        }
         // The Planner's domain map comes from the knowledge metadata tables.
-        let domains = store.knowledge_domains().await?;
+        let domains = match &pack {
+            Some(_) => store.knowledge_domains().await?,
+            None => Vec::new(),
+        };
 
         let mut tools = ToolRegistry::new();
-        for tool in pack_tools(pack.clone()) {
+        for tool in pack.iter().flat_map(|p| pack_tools(p.clone())) {
             tools.register(tool);
         }
-        if config.metrics.backend == MetricsBackend::Prometheus {
+        if live {
             use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
             let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
-                CliError("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)".into())
+                CliError::input("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)")
             })?;
             tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
         }
@@ -125,8 +138,10 @@ impl Setup {
             recorder,
             catalog: Arc::new(Catalog::new(
                 domains,
-                pack.skill_catalog(),
-                pack.manifest.services.clone(),
+                pack.as_ref().map(|p| p.skill_catalog()).unwrap_or_default(),
+                pack.as_ref()
+                    .map(|p| p.manifest.services.clone())
+                    .unwrap_or_default(),
             )),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
@@ -151,6 +166,12 @@ impl Setup {
             key_overrides: config.keys.clone(),
             model_label: self.engine.model.name(),
             db_label: self.store.describe(),
+            pack_warnings: self
+                .pack
+                .iter()
+                .flat_map(|p| &p.warnings)
+                .map(ToString::to_string)
+                .collect(),
         }
     }
 }

@@ -31,7 +31,7 @@ fn content_hash() -> String {
 fn cache_root() -> Result<PathBuf, CliError> {
     use etcetera::BaseStrategy;
     let base = etcetera::choose_base_strategy()
-        .map_err(|e| CliError(format!("no cache directory for the shipped pack: {e}")))?;
+        .map_err(|e| CliError::other(format!("no cache directory for the shipped pack: {e}")))?;
     Ok(base.cache_dir().join("diagraph").join("shipped"))
 }
 
@@ -44,7 +44,7 @@ pub fn shipped_root() -> Result<PathBuf, CliError> {
         return Ok(dir);
     }
     write_out(&dir).map_err(|e| {
-        CliError(format!(
+        CliError::other(format!(
             "cannot write the shipped pack to {}: {e}",
             dir.display()
         ))

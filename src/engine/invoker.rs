@@ -7,12 +7,17 @@
 //! points at the earlier id without calling the tool again (an evidence
 //! retry round must not repeat a query that already succeeded). The id is
 //! the recorder's, so a database id the Gatekeeper can check.
+//!
+//! A failed invocation carries the [`FailureClass`] of why it failed, and
+//! every invocation the backend that answered it, so the run can say
+//! which source could not be checked and why.
 
 use crate::text::{json_kind, one_line, truncate_bytes, truncate_middle};
 use crate::tools::{ToolError, ToolRegistry};
 use crate::vocab::record::{RecordError, Recorder};
+use crate::vocab::run::FailureClass;
 use crate::vocab::tool::{
-    EvidenceRef, EvidenceStatus, InvocationId, RetrievalDetails, ToolInvocation,
+    EvidenceRef, EvidenceStatus, InvocationId, RetrievalDetails, SourceOutcome, ToolInvocation,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -20,10 +25,12 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// Bytes of a tool body kept as `output_preview`.
 pub const OUTPUT_PREVIEW_LIMIT: usize = 4 * 1024;
-/// A tool call that takes longer is a failed invocation.
+/// A tool call that takes longer is a failed invocation, unless the tool
+/// bounds its own I/O with a longer configured timeout.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct ToolInvoker {
@@ -34,6 +41,8 @@ pub struct ToolInvoker {
     timeout: Duration,
     /// Canonical `tool + args` of queries that succeeded, to their id.
     succeeded: HashMap<String, InvocationId>,
+    /// Stops a tool call in flight when the run is cancelled.
+    cancel: CancellationToken,
 }
 
 /// A recorded invocation and the tool-result message content the model
@@ -54,6 +63,13 @@ struct Draft {
     dedup_reason: Option<String>,
 }
 
+impl Draft {
+    fn answered_by(mut self, backend: String) -> Draft {
+        self.details.source.backend = backend;
+        self
+    }
+}
+
 impl ToolInvoker {
     pub fn new(
         registry: Arc<ToolRegistry>,
@@ -68,11 +84,17 @@ impl ToolInvoker {
             run_id,
             timeout: DEFAULT_TOOL_TIMEOUT,
             succeeded: HashMap::new(),
+            cancel: CancellationToken::new(),
         }
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> ToolInvoker {
         self.timeout = timeout;
+        self
+    }
+
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> ToolInvoker {
+        self.cancel = cancel;
         self
     }
 
@@ -103,28 +125,41 @@ impl ToolInvoker {
                 recorded(parsed),
                 format!("tool '{}' is not permitted", short(name)),
             ),
-            (Some(_), Err(detail)) => {
+            (Some(tool), Err(detail)) => {
                 let message = format!("invalid arguments JSON: {detail}");
-                failed(recorded(Err(detail)), message)
+                failed(recorded(Err(detail)), FailureClass::InvalidOutput, message)
+                    .answered_by(tool.backend())
             }
             (Some(tool), Ok(map)) => {
                 let key = format!("{name}\u{0}{}", canonical_map(&map));
                 match self.succeeded.get(&key) {
-                    Some(&earlier) => deduped(Value::Object(map), earlier),
+                    Some(&earlier) => {
+                        deduped(Value::Object(map), earlier).answered_by(tool.backend())
+                    }
                     None => {
                         let tool = tool.clone();
-                        let out = tokio::time::timeout(self.timeout, tool.call(&map)).await;
+                        // A tool with its own, longer I/O timeout (a slow
+                        // backend someone configured for) gets that long.
+                        let timeout = tool.timeout().map_or(self.timeout, |t| t.max(self.timeout));
+                        let out = tokio::select! {
+                            out = tokio::time::timeout(timeout, tool.call(&map)) => Some(out),
+                            _ = self.cancel.cancelled() => None,
+                        };
                         let args_value = Value::Object(map);
                         let draft = match out {
-                            Err(_) => failed(
+                            None => failed(
                                 args_value,
-                                ToolError::Timeout(
-                                    u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
-                                )
-                                .to_string(),
+                                FailureClass::Cancelled,
+                                "cancelled before the tool answered".into(),
                             ),
-                            Ok(Err(e)) => failed(args_value, e.to_string()),
-                            Ok(Ok(output)) => Draft {
+                            Some(Err(_)) => {
+                                let e = ToolError::Timeout(
+                                    u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                                );
+                                failed(args_value, e.class(), e.to_string())
+                            }
+                            Some(Ok(Err(e))) => failed(args_value, e.class(), e.to_string()),
+                            Some(Ok(Ok(output))) => Draft {
                                 args_value,
                                 body: Some(output.body),
                                 details: RetrievalDetails {
@@ -133,12 +168,18 @@ impl ToolInvoker {
                                     deduped_from: None,
                                     blocked: false,
                                     retrieved_domains: output.retrieved_domains,
+                                    source: SourceOutcome {
+                                        backend: String::new(),
+                                        failure_class: None,
+                                        partial: output.partial,
+                                    },
                                 },
                                 success: true,
                                 error: None,
                                 dedup_reason: None,
                             },
                         };
+                        let draft = draft.answered_by(tool.backend());
                         return self
                             .record(name, draft, step_id, seq, started, Some(key))
                             .await;
@@ -231,6 +272,9 @@ struct ResultMessage<'a> {
     deduped_from: Option<InvocationId>,
     blocked: bool,
     error: Option<&'a str>,
+    /// The source was read only in part: what was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial: Option<&'a str>,
     /// The tool's JSON body, passed through as the text it was serialised to.
     result: Option<&'a RawValue>,
 }
@@ -248,6 +292,7 @@ fn result_message(invocation: &ToolInvocation, body: Option<&RawValue>) -> Strin
         deduped_from: d.deduped_from,
         blocked: d.blocked,
         error: invocation.error_message.as_deref(),
+        partial: d.source.partial.as_deref(),
         result: body,
     }
     .to_json()
@@ -266,6 +311,7 @@ pub fn unexecuted_message(tool: &str, error: &str) -> String {
         deduped_from: None,
         blocked: false,
         error: Some(error),
+        partial: None,
         result: None,
     }
     .to_json()
@@ -344,19 +390,11 @@ fn short(name: &str) -> String {
     truncate_middle(&one_line(name), 64)
 }
 
-fn empty_details(status: EvidenceStatus) -> RetrievalDetails {
-    RetrievalDetails {
-        evidence_status: status,
-        evidence_refs: vec![],
-        deduped_from: None,
-        blocked: false,
-        retrieved_domains: vec![],
-    }
-}
-
 fn blocked(args_value: Value, error: String) -> Draft {
-    let mut details = empty_details(EvidenceStatus::Failed);
+    let mut details = RetrievalDetails::of(EvidenceStatus::Failed);
     details.blocked = true;
+    // The model asked for a tool it may not use: its output was wrong.
+    details.source.failure_class = Some(FailureClass::InvalidOutput);
     Draft {
         args_value,
         body: None,
@@ -367,11 +405,13 @@ fn blocked(args_value: Value, error: String) -> Draft {
     }
 }
 
-fn failed(args_value: Value, error: String) -> Draft {
+fn failed(args_value: Value, class: FailureClass, error: String) -> Draft {
+    let mut details = RetrievalDetails::of(EvidenceStatus::Failed);
+    details.source.failure_class = Some(class);
     Draft {
         args_value,
         body: None,
-        details: empty_details(EvidenceStatus::Failed),
+        details,
         success: false,
         error: Some(error),
         dedup_reason: None,
@@ -379,7 +419,7 @@ fn failed(args_value: Value, error: String) -> Draft {
 }
 
 fn deduped(args_value: Value, earlier: InvocationId) -> Draft {
-    let mut details = empty_details(EvidenceStatus::Deduped);
+    let mut details = RetrievalDetails::of(EvidenceStatus::Deduped);
     details.deduped_from = Some(earlier);
     Draft {
         args_value,
@@ -436,6 +476,7 @@ mod tests {
                     text: "line".into(),
                 }],
                 retrieved_domains: vec![],
+                partial: None,
             })
         }
     }

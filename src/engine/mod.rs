@@ -14,6 +14,7 @@ pub mod prompts;
 pub mod recorder;
 mod run;
 pub mod state;
+pub mod unchecked;
 
 pub use recorder::{MemoryRecorder, NullRecorder};
 
@@ -23,7 +24,7 @@ use crate::vocab::catalog::Catalog;
 use crate::vocab::evaluation::SelfEvaluation;
 use crate::vocab::events::EngineEvent;
 use crate::vocab::record::{RecordError, Recorder};
-use crate::vocab::run::{RunEnd, VerdictSnapshot};
+use crate::vocab::run::{FailedSource, RunEnd, RunSources, RunStatus, VerdictSnapshot};
 use nodes::gatekeeper::GatekeeperRules;
 use prompts::Prompts;
 use serde_json::Value;
@@ -135,15 +136,22 @@ pub struct RunOutcome {
     /// The last verdict snapshot (model verdict, ceiling, effective).
     pub verdicts: VerdictSnapshot,
     pub self_evaluation: Arc<SelfEvaluation>,
+    /// What served the run: backends, pack, models.
+    pub sources: Arc<RunSources>,
+    /// Every tool invocation of the run that failed.
+    pub failed_sources: Vec<FailedSource>,
     /// Every event the run emitted, in order.
     pub events: Vec<EngineEvent>,
 }
 
 impl RunOutcome {
-    /// The `ask --json` object. Its keys are listed in README.md ("Using
-    /// it"); scripts depend on them, so add keys rather than rename them.
+    /// The `ask --json` object: `run_id, session_id, status, answer,
+    /// degraded, effective_verdict, orchestration_trace`, `failure` when
+    /// something failed, `failed_sources` and `sources`. Its keys are listed
+    /// in README.md ("Using it"); scripts depend on them, so add keys rather
+    /// than rename them.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "run_id": self.run_id,
             "session_id": self.session_id,
             "status": self.end.status.as_str(),
@@ -151,7 +159,28 @@ impl RunOutcome {
             "degraded": self.end.degraded,
             "effective_verdict": self.end.effective_verdict.map(|v| v.as_str()),
             "orchestration_trace": self.end.trace,
-        })
+            "failed_sources": self.failed_sources,
+            "sources": *self.sources,
+        });
+        if let (Some(failure), Value::Object(map)) = (&self.end.failure, &mut v) {
+            map.insert(
+                "failure".into(),
+                serde_json::to_value(failure).unwrap_or(Value::Null),
+            );
+        }
+        v
+    }
+
+    /// The exit code of `ask`: 0 an answer that is not degraded, 3 a
+    /// degraded one, 4 a run that ended FAILED or CANCELLED.
+    pub fn exit_code(&self) -> u8 {
+        match (self.end.status, self.end.degraded) {
+            (RunStatus::Success, false) => 0,
+            (RunStatus::Success, true) => 3,
+            (RunStatus::Failed | RunStatus::Cancelled, _) => 4,
+            // The engine never returns a running run.
+            (RunStatus::Running, _) => 1,
+        }
     }
 }
 

@@ -227,6 +227,7 @@ mod tests {
             model: "scripted".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         }
     }
 

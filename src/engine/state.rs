@@ -8,6 +8,7 @@
 //! model.
 
 use crate::engine::graph::{Route, RouteFacts};
+use crate::engine::unchecked::Met;
 use crate::vocab::agent::HistoryTurn;
 use crate::vocab::contracts::ComposerOutput;
 use crate::vocab::contracts::{
@@ -21,6 +22,7 @@ use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
 use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::tool::ToolInvocation;
 use crate::vocab::trace::NodeEvent;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Run-wide totals written to the run row.
@@ -85,8 +87,14 @@ pub struct RunState {
     pub retry_context: Option<RetryContext>,
 
     pub node_events: Vec<NodeEvent>,
+    /// The node entered and not yet finished (where a stopped run was).
+    pub in_progress: Option<NodeId>,
     pub final_answer: Option<String>,
-    pub failure_reason: Option<String>,
+    /// Every failure the run met, in order: failed model calls, failed
+    /// invocations, rejected outputs. The root cause is chosen from these.
+    pub failures: Vec<Met>,
+    /// Tools named in the queries of any plan of this run.
+    pub planned_tools: BTreeSet<String>,
     /// The reason code of the edge that led to the fallback.
     pub fallback_reason: Option<ReasonCode>,
     /// This run's tool invocations, in order.

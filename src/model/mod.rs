@@ -216,4 +216,9 @@ pub trait ChatModel: Send + Sync {
     /// Display name, e.g. "offline (rule-based)" or "openai:gpt-4o-mini".
     fn name(&self) -> String;
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// The model that answers this role, as the run records it.
+    fn model_for(&self, _role: AgentRole) -> String {
+        self.name()
+    }
 }

@@ -313,6 +313,14 @@ impl ChatModel for ScriptedModel {
         format!("scripted over {}", self.fallthrough.name())
     }
 
+    fn model_for(&self, role: AgentRole) -> String {
+        if self.replies.keys().any(|(r, _)| *r == role) {
+            format!("scripted, else {}", self.fallthrough.model_for(role))
+        } else {
+            self.fallthrough.model_for(role)
+        }
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let n = self.next_call(request.script.run_id, request.role());
         let Some(reply) = self.replies.get(&(request.role(), n)) else {

@@ -25,6 +25,9 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Enough for 32 concurrent runs plus readers; MySQL servers default to
 /// 151 connections, shared with everyone else.
 const MYSQL_MAX_CONNECTIONS: u32 = 40;
+/// How long an SQLite statement waits for another process's write lock.
+/// Many processes may share one file; a run's writes are short.
+pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) struct Connected {
     pub db: Db,
@@ -52,7 +55,7 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
         // NORMAL in WAL mode is durable across application crashes and only
         // risks the last transactions on power loss: the usual trade.
         .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(Duration::from_secs(5))
+        .busy_timeout(SQLITE_BUSY_TIMEOUT)
         .foreign_keys(true);
     let path = rest.strip_prefix("//").unwrap_or(rest);
     let (options, display) = if path == ":memory:" || path.is_empty() {
@@ -70,19 +73,45 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
     // One connection: SQLite has one writer anyway, and queueing in the pool
     // is cheaper than busy-waiting on the file lock. It is also what keeps an
     // in-memory database alive and shared.
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .min_connections(1)
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_with(options)
-        .await
-        .map_err(|e| classify(&e, &display))?;
-    Ok(Connected {
-        db: Db::Sqlite(pool),
-        display,
-    })
+    // Switching a new file to WAL takes an exclusive lock that the busy
+    // timeout does not wait for, so processes opening one fresh file
+    // together retry here until the first one has switched it.
+    let deadline = tokio::time::Instant::now() + SQLITE_BUSY_TIMEOUT;
+    let mut delay = Duration::from_millis(20);
+    loop {
+        let opened = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options.clone())
+            .await;
+        match opened {
+            Ok(pool) => {
+                return Ok(Connected {
+                    db: Db::Sqlite(pool),
+                    display,
+                });
+            }
+            Err(e) if is_locked(&e) && tokio::time::Instant::now() + delay < deadline => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_millis(500));
+            }
+            Err(e) => return Err(classify(&e, &display)),
+        }
+    }
+}
+
+/// SQLite's BUSY or LOCKED (the primary result code of the extended code).
+pub(crate) fn is_locked(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) if mysql_number(e).is_none() => db
+            .code()
+            .and_then(|c| c.parse::<i64>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6)),
+        _ => false,
+    }
 }
 
 async fn open_mysql(url: &str) -> Result<Connected, StoreError> {
@@ -173,6 +202,13 @@ pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
             return StoreError::Auth(format!("{target}: {}", error_line(e)));
         }
     }
+    if is_locked(e) {
+        return StoreError::Locked(format!(
+            "{target}: still locked after waiting {} s ({})",
+            SQLITE_BUSY_TIMEOUT.as_secs(),
+            error_line(e)
+        ));
+    }
     if is_connection_error(e) {
         return StoreError::Unreachable(format!("{target}: {}", error_line(e)));
     }
@@ -184,7 +220,13 @@ pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
 
 /// Errors of queries after the store is up.
 pub(crate) fn query_error(e: sqlx::Error) -> StoreError {
-    if is_connection_error(&e) {
+    if is_locked(&e) {
+        StoreError::Locked(format!(
+            "still locked after waiting {} s ({})",
+            SQLITE_BUSY_TIMEOUT.as_secs(),
+            error_line(&e)
+        ))
+    } else if is_connection_error(&e) {
         StoreError::Unreachable(error_line(&e))
     } else {
         StoreError::Query(error_line(&e))

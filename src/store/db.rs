@@ -39,6 +39,43 @@ impl Db {
     }
 }
 
+/// A transaction that will write. On SQLite it takes the write lock at
+/// BEGIN (IMMEDIATE): a deferred transaction that reads first and then
+/// writes cannot wait for another process's writer and fails at once with
+/// "database is locked", where IMMEDIATE waits its turn (busy timeout).
+pub(crate) trait BeginWrite {
+    type Db: sqlx::Database;
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, Self::Db>, sqlx::Error>> + Send;
+}
+
+impl BeginWrite for SqlitePool {
+    type Db = sqlx::Sqlite;
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> + Send
+    {
+        self.begin_with("BEGIN IMMEDIATE")
+    }
+}
+
+impl BeginWrite for MySqlPool {
+    type Db = sqlx::MySql;
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<sqlx::Transaction<'static, sqlx::MySql>, sqlx::Error>> + Send
+    {
+        self.begin()
+    }
+}
+
+pub(crate) async fn begin_write<P: BeginWrite>(
+    pool: &P,
+) -> Result<sqlx::Transaction<'static, P::Db>, sqlx::Error> {
+    pool.begin_write().await
+}
+
 /// The database-generated id of an insert.
 pub(crate) trait InsertId {
     fn insert_id(&self) -> i64;

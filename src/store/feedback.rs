@@ -48,7 +48,7 @@ impl Store {
         let label = if useful { "useful" } else { "not_useful" };
         let now = now_ms();
         with_pool!(&self.db, p => {
-            let mut tx = p.begin().await.map_err(query_error)?;
+            let mut tx = crate::store::db::begin_write(p).await.map_err(query_error)?;
             let Some(run) = sqlx::query(RUN).bind(run_id).fetch_optional(&mut *tx).await.map_err(query_error)? else {
                 return Err(StoreError::UnknownRun(run_id));
             };

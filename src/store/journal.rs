@@ -225,7 +225,7 @@ pub(crate) async fn flush_run(store: &Store, run_id: i64) -> Result<(), RecordEr
 /// Writes rows straight away (a run this store does not have open).
 pub(crate) async fn write_rows(db: &Db, rows: &[EventRow]) -> Result<(), RecordError> {
     with_pool!(db, p => {
-        let mut tx = p.begin().await.map_err(super::connect::record_error)?;
+        let mut tx = crate::store::db::begin_write(p).await.map_err(super::connect::record_error)?;
         insert_events!(db, &mut *tx, rows).map_err(super::connect::record_error)?;
         tx.commit().await.map_err(super::connect::record_error)
     })

@@ -74,7 +74,7 @@ impl Store {
         let pack_name = pack.manifest.name.as_str();
         let now = now_ms();
         let result: Result<(), sqlx::Error> = with_pool!(&self.db, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = crate::store::db::begin_write(p).await?;
             for doc in &pack.documents {
                 let path = pack.dir.join("knowledge").join(&doc.source).display().to_string();
                 let chunks = to_i64(indexed_chunks(pack, &doc.source));

@@ -4,11 +4,26 @@
 //! Before migrating, the newest applied version is compared with the
 //! newest this binary knows: a database written by a newer diagraph is
 //! refused with [`StoreError::TooNew`] instead of being half-understood.
+//!
+//! Many processes may start together on a fresh database; exactly one
+//! migrates it while the others wait. On SQLite the whole migration runs
+//! in one `BEGIN IMMEDIATE` transaction (SQLite DDL is transactional, and
+//! a second process waits for the write lock, then finds the work done).
+//! On MySQL, whose DDL commits implicitly, a named lock (`GET_LOCK` with a
+//! finite timeout and its result checked) is held on the connection that
+//! migrates: sqlx's own lock asks for an infinite wait with -1, which
+//! MariaDB answers with NULL at once, leaving the migration unguarded.
 
 use crate::store::StoreError;
 use crate::store::connect::classify;
 use crate::store::db::{Db, RowExt, with_pool};
+use sqlx::Connection;
 use sqlx::migrate::{MigrateError, Migrator};
+
+use std::time::Duration;
+
+/// How long a process waits for another one's migration.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
 
 static SQLITE: Migrator = sqlx::migrate!("migrations/sqlite");
 static MYSQL: Migrator = sqlx::migrate!("migrations/mysql");
@@ -37,12 +52,18 @@ async fn applied_version(db: &Db) -> Option<i64> {
 
 pub(crate) async fn run(db: &Db, target: &str) -> Result<(), StoreError> {
     let supported = supported_version(db);
-    if let Some(found) = applied_version(db).await
-        && found > supported
-    {
-        return Err(StoreError::TooNew { found, supported });
+    match applied_version(db).await {
+        Some(found) if found > supported => {
+            return Err(StoreError::TooNew { found, supported });
+        }
+        // Up to date: no lock needed (the common start).
+        Some(found) if found == supported => return Ok(()),
+        _ => {}
     }
-    let result = with_pool!(db, p => migrator(db).run(p).await);
+    let result = match db {
+        Db::Sqlite(p) => migrate_sqlite(p).await,
+        Db::MySql(p) => migrate_mysql(p, target).await?,
+    };
     result.map_err(|e| match e {
         MigrateError::Execute(inner) | MigrateError::ExecuteMigration(inner, _) => {
             match classify(&inner, target) {
@@ -56,4 +77,41 @@ pub(crate) async fn run(db: &Db, target: &str) -> Result<(), StoreError> {
         },
         other => StoreError::Migration(crate::text::error_line(&other)),
     })
+}
+
+async fn migrate_sqlite(pool: &sqlx::SqlitePool) -> Result<(), MigrateError> {
+    let mut conn = pool.acquire().await?;
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    // Inside the transaction each migration is a savepoint.
+    SQLITE.run(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Holds `diagraph_migrate` for the migration. The outer error is a lock
+/// that could not be had; the inner one the migration's own.
+async fn migrate_mysql(
+    pool: &sqlx::MySqlPool,
+    target: &str,
+) -> Result<Result<(), MigrateError>, StoreError> {
+    const LOCK: &str = "SELECT GET_LOCK(CONCAT('diagraph_migrate_', DATABASE()), ?) AS got";
+    const UNLOCK: &str = "SELECT RELEASE_LOCK(CONCAT('diagraph_migrate_', DATABASE()))";
+    let mut conn = pool.acquire().await.map_err(|e| classify(&e, target))?;
+    let got = sqlx::query(LOCK)
+        .bind(i64::try_from(LOCK_WAIT.as_secs()).unwrap_or(60))
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|r| r.opt_int("got"))
+        .map_err(|e| classify(&e, target))?;
+    if got != Some(1) {
+        return Err(StoreError::Migration(format!(
+            "{target}: another process kept the migration lock for {} s",
+            LOCK_WAIT.as_secs()
+        )));
+    }
+    // sqlx takes its own (differently named) lock too; with ours held it
+    // is uncontended, and harmless where MariaDB ignores it.
+    let result = MYSQL.run(&mut *conn).await;
+    let _ = sqlx::query(UNLOCK).execute(&mut *conn).await;
+    Ok(result)
 }

@@ -36,6 +36,10 @@ use std::sync::Arc;
 pub enum StoreError {
     #[error("database unreachable: {0}")]
     Unreachable(String),
+    /// Another process holds the database's write lock longer than the
+    /// busy timeout.
+    #[error("database is locked by another process: {0}")]
+    Locked(String),
     #[error("database rejected the credentials: {0}")]
     Auth(String),
     #[error(

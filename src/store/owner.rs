@@ -7,10 +7,20 @@
 //! this host, a process with that pid and the same start time. Runs owned
 //! by another host cannot be probed; they are swept once they are older
 //! than [`FOREIGN_HOST_GRACE_MS`], far beyond any bounded run.
+//!
+//! A swept run is ended the way the engine ends one: its orchestration
+//! trace and counts are rebuilt from what was recorded, and its journal
+//! gets a `RunFinished` saying it was interrupted, so its trace and its
+//! replay show what happened and end on why it ended.
 
 use crate::store::StoreError;
 use crate::store::connect::query_error;
-use crate::store::db::{Db, RowExt, now_ms, with_pool};
+use crate::store::db::{Db, RowExt, begin_write, now_ms, to_i64, with_pool};
+use crate::store::journal::{insert_events, rows};
+use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::graph::{NodeId, ReasonCode};
+use crate::vocab::run::{Failure, FailureClass, RunEnd, RunStatus};
+use crate::vocab::trace::{NodeEvent, stopped_trace};
 use std::sync::OnceLock;
 
 /// Runs of another host are left alone this long (30 minutes).
@@ -121,17 +131,116 @@ pub(crate) async fn sweep_interrupted(db: &Db, me: &ProcessOwner) -> Result<u64,
     Ok(swept)
 }
 
+/// Ends a RUNNING run whose process died: FAILED, class `interrupted`,
+/// with the trace, counts and a final journal event rebuilt from what was
+/// recorded. Returns 1 when this call ended it, 0 when it was not RUNNING
+/// (another process swept it first).
 pub(crate) async fn mark_failed(db: &Db, run_id: i64, reason: &str) -> Result<u64, StoreError> {
-    const SQL: &str = "UPDATE diagnosis_run SET status = 'FAILED', failure_reason = ?, \
+    const EVENTS: &str = "SELECT payload FROM run_event WHERE run_id = ? ORDER BY seq";
+    const STEPS: &str = "SELECT COUNT(*) AS n FROM agent_step WHERE run_id = ?";
+    const INVOCATIONS: &str = "SELECT COUNT(*) AS n FROM tool_invocation WHERE run_id = ?";
+    const FINISH: &str = "UPDATE diagnosis_run SET status = 'FAILED', failure_reason = ?, \
+         failure_class = ?, orchestration_trace = ?, total_duration_ms = ?, \
+         total_token_count = ?, step_count = ?, tool_call_count = ?, effective_verdict = ?, \
          finished_at = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'";
+    let (payloads, steps, invocations) = with_pool!(db, p => {
+        let payloads: Vec<String> = sqlx::query(EVENTS).bind(run_id).fetch_all(p).await
+            .and_then(|rows| rows.iter().map(|r| r.text("payload")).collect())
+            .map_err(query_error)?;
+        let steps = sqlx::query(STEPS).bind(run_id).fetch_one(p).await
+            .and_then(|r| r.int("n")).map_err(query_error)?;
+        let invocations = sqlx::query(INVOCATIONS).bind(run_id).fetch_one(p).await
+            .and_then(|r| r.int("n")).map_err(query_error)?;
+        (payloads, steps, invocations)
+    });
+    // Events that no longer parse are left out of the summary, not fatal.
+    let events: Vec<EngineEvent> = payloads
+        .iter()
+        .filter_map(|p| serde_json::from_str(p).ok())
+        .collect();
+    let end = interrupted_end(&events, reason);
+    let last = events.last();
+    let finished = EngineEvent {
+        run_id,
+        seq: last.map_or(1, |e| e.seq.saturating_add(1)),
+        at_ms: last.map_or(0, |e| e.at_ms),
+        kind: EventKind::RunFinished(end.clone()),
+    };
+    let tokens: u64 = events
+        .iter()
+        .map(|e| match e.kind {
+            EventKind::ModelCalled { tokens, .. } => tokens,
+            _ => 0,
+        })
+        .sum();
+    let trace = serde_json::to_string(&end.trace).ok();
+    let journal =
+        rows(std::slice::from_ref(&finished)).map_err(|e| StoreError::Query(e.to_string()))?;
     let now = now_ms();
-    with_pool!(db, p => sqlx::query(SQL)
-        .bind(reason)
-        .bind(now)
-        .bind(now)
-        .bind(run_id)
-        .execute(p)
-        .await
-        .map(|r| r.rows_affected())
-        .map_err(query_error))
+    with_pool!(db, p => async {
+        let mut tx = begin_write(p).await?;
+        let ended = sqlx::query(FINISH)
+            .bind(reason)
+            .bind(FailureClass::Interrupted.as_str())
+            .bind(trace.as_deref())
+            .bind(to_i64(finished.at_ms))
+            .bind(to_i64(tokens))
+            .bind(steps)
+            .bind(invocations)
+            .bind(end.effective_verdict.map(|v| v.as_str()))
+            .bind(now)
+            .bind(now)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if ended == 1 {
+            insert_events!(db, &mut *tx, journal)?;
+        }
+        tx.commit().await?;
+        Ok::<u64, sqlx::Error>(ended)
+    }.await)
+    .map_err(query_error)
+}
+
+/// How a run found dead ended, from its journal: the transitions and the
+/// node it was in, the last verdicts, and the reason.
+fn interrupted_end(events: &[EngineEvent], reason: &str) -> RunEnd {
+    let mut nodes = Vec::new();
+    let mut in_progress: Option<NodeId> = None;
+    let mut verdict = None;
+    let mut retries = 0;
+    for e in events {
+        match &e.kind {
+            EventKind::NodeEntered { node, .. } => in_progress = Some(*node),
+            EventKind::NodeFinished {
+                node,
+                outcome,
+                reason_code,
+                attempt,
+                ..
+            } => {
+                nodes.push(NodeEvent {
+                    node: *node,
+                    outcome: *outcome,
+                    reason_code: *reason_code,
+                    attempt: *attempt,
+                });
+                in_progress = None;
+            }
+            EventKind::VerdictUpdated(v) => {
+                verdict = v.effective_verdict;
+                retries = v.evidence_retry_count;
+            }
+            _ => {}
+        }
+    }
+    RunEnd {
+        status: RunStatus::Failed,
+        degraded: false,
+        answer: String::new(),
+        effective_verdict: verdict,
+        trace: stopped_trace(&nodes, in_progress, retries, ReasonCode::Interrupted),
+        failure: Some(Failure::new(FailureClass::Interrupted, reason)),
+    }
 }

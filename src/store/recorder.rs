@@ -10,7 +10,7 @@
 
 use crate::store::Store;
 use crate::store::connect::record_error;
-use crate::store::db::{InsertId, RowExt, now_ms, random_hex, to_i64, with_pool};
+use crate::store::db::{InsertId, RowExt, begin_write, now_ms, random_hex, to_i64, with_pool};
 use crate::store::journal::{self, insert_events};
 use crate::text::{clean, error_line};
 use crate::vocab::agent::HistoryTurn;
@@ -27,9 +27,9 @@ use async_trait::async_trait;
 const INSERT_SESSION_TAIL: &str =
     " chat_session (session_id, title, created_at, updated_at) VALUES (?, ?, ?, ?)";
 const INSERT_RUN: &str = "INSERT INTO diagnosis_run (session_id, status, agent_flow, query, \
-     answer, model, pack, scenario, degraded, total_token_count, step_count, tool_call_count, \
-     owner_pid, owner_host, owner_token, created_at, updated_at) \
-     VALUES (?, 'RUNNING', ?, ?, '', ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?, ?)";
+     answer, model, pack, scenario, sources, degraded, total_token_count, step_count, \
+     tool_call_count, owner_pid, owner_host, owner_token, created_at, updated_at) \
+     VALUES (?, 'RUNNING', ?, ?, '', ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?, ?)";
 const INSERT_STEP: &str = "INSERT INTO agent_step (run_id, session_id, seq, step_index, \
      agent_name, attempt, model_input, model_output, thought, has_tool_call, duration_ms, \
      token_count, error_message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -45,7 +45,7 @@ const FIND_INVOCATION: &str =
 const FINISH_RUN: &str = "UPDATE diagnosis_run SET status = ?, answer = ?, degraded = ?, \
      effective_verdict = ?, total_duration_ms = ?, total_token_count = ?, step_count = ?, \
      tool_call_count = ?, self_evaluation = ?, orchestration_trace = ?, failure_reason = ?, \
-     finished_at = ?, updated_at = ? WHERE id = ?";
+     failure_class = ?, finished_at = ?, updated_at = ? WHERE id = ?";
 const RUN_SESSION: &str = "SELECT session_id FROM diagnosis_run WHERE id = ?";
 const HISTORY: &str = "SELECT id, query, answer FROM diagnosis_run \
      WHERE session_id = ? AND agent_flow = 'CHAT' AND status <> 'RUNNING' \
@@ -94,8 +94,11 @@ impl Store {
         let insert_session = format!("{}{INSERT_SESSION_TAIL}", self.db.insert_ignore());
         let owner = &self.owner;
         let token = owner.token();
+        let sources = (!start.sources.is_empty())
+            .then(|| serde_json::to_string(&*start.sources).ok())
+            .flatten();
         let run_id = with_pool!(&self.db, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = begin_write(p).await?;
             sqlx::query(sqlx::AssertSqlSafe(insert_session))
                 .bind(&session_id).bind(&title).bind(now).bind(now)
                 .execute(&mut *tx).await?;
@@ -106,6 +109,7 @@ impl Store {
                 .bind(&start.model)
                 .bind(start.pack.as_deref())
                 .bind(start.scenario.as_deref())
+                .bind(sources.as_deref())
                 .bind(i64::from(owner.pid))
                 .bind(&owner.host)
                 .bind(&token)
@@ -152,7 +156,7 @@ impl Recorder for Store {
         let rows = journal::rows(&events)?;
         let now = now_ms();
         let result = with_pool!(&self.db, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = begin_write(p).await?;
             insert_events!(self.db, &mut *tx, rows)?;
             let inserted = sqlx::query(INSERT_STEP)
                 .bind(step.run_id)
@@ -210,7 +214,7 @@ impl Recorder for Store {
         let relevance = inv.retrieval_details.evidence_status.as_str();
         let now = now_ms();
         let result = with_pool!(&self.db, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = begin_write(p).await?;
             insert_events!(self.db, &mut *tx, rows)?;
             let inserted = sqlx::query(INSERT_INVOCATION)
                 .bind(inv.run_id)
@@ -274,7 +278,7 @@ impl Recorder for Store {
         let trace = json_text(&Some(&finish.end.trace));
         let now = now_ms();
         let result = with_pool!(&self.db, p => async {
-            let mut tx = p.begin().await?;
+            let mut tx = begin_write(p).await?;
             insert_events!(self.db, &mut *tx, rows)?;
             sqlx::query(FINISH_RUN)
                 .bind(finish.end.status.as_str())
@@ -288,6 +292,7 @@ impl Recorder for Store {
                 .bind(self_eval.as_deref())
                 .bind(trace.as_deref())
                 .bind(finish.end.failure.as_ref().map(|f| f.message.as_str()))
+                .bind(finish.end.failure.as_ref().map(|f| f.class.as_str()))
                 .bind(now)
                 .bind(now)
                 .bind(finish.run_id)
@@ -321,6 +326,7 @@ impl Recorder for Store {
             model: String::new(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         };
         let handle = self.insert_run(&start, PLACEHOLDER_FLOW).await?;
         let invocation = ToolInvocation::placeholder(handle.run_id, 1);

@@ -14,15 +14,15 @@ use crate::store::journal;
 use crate::store::{Store, StoreError};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::events::{EngineEvent, EventKind};
-use crate::vocab::run::RunStatus;
+use crate::vocab::run::{FailedSource, Failure, FailureClass, RunStatus};
 use crate::vocab::run_trace::{RunTrace, Stored, TracedInvocation, TracedRun, TracedStep};
 use crate::vocab::trace::OrchestrationTrace;
 use serde_json::Value;
 
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \
      scenario, degraded, effective_verdict, total_duration_ms, total_token_count, step_count, \
-     tool_call_count, self_evaluation, orchestration_trace, failure_reason, feedback, \
-     created_at, finished_at FROM diagnosis_run WHERE id = ?";
+     tool_call_count, self_evaluation, orchestration_trace, failure_reason, failure_class, \
+     sources, feedback, created_at, finished_at FROM diagnosis_run WHERE id = ?";
 const STEPS: &str = "SELECT id, run_id, session_id, seq, step_index, agent_name, attempt, \
      model_input, model_output, thought, has_tool_call, duration_ms, token_count, \
      error_message, created_at FROM agent_step WHERE run_id = ? ORDER BY seq, id";
@@ -70,7 +70,10 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         tool_call_count: r.int("tool_call_count")?,
         self_evaluation: stored(r.opt_text("self_evaluation")?),
         orchestration_trace: stored(r.opt_text("orchestration_trace")?),
+        failure: failure(r.opt_text("failure_reason")?, r.opt_text("failure_class")?),
         failure_reason: r.opt_text("failure_reason")?,
+        sources: stored(r.opt_text("sources")?),
+        failed_sources: Vec::new(),
         feedback: r.opt_text("feedback")?,
         created_at: ms_to_rfc3339(r.int("created_at")?),
         finished_at: r.opt_int("finished_at")?.map(ms_to_rfc3339),
@@ -79,6 +82,17 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         gatekeeper_result: None,
         event_count: 0,
     })
+}
+
+/// The stored failure: its message, with the class recorded beside it
+/// (rows written before classes existed get one from the message).
+fn failure(message: Option<String>, class: Option<String>) -> Option<Failure> {
+    let message = message?;
+    let class = class
+        .as_deref()
+        .and_then(FailureClass::parse)
+        .unwrap_or_else(|| FailureClass::of_legacy_message(&message));
+    Some(Failure::new(class, message))
 }
 
 fn step_row(r: &impl RowExt) -> Result<TracedStep, sqlx::Error> {
@@ -147,6 +161,18 @@ impl Store {
         });
         let events = self.load_events(run_id).await.unwrap_or_default();
         decorate(&mut run, &events);
+        run.failed_sources = tool_invocations
+            .iter()
+            .filter_map(|i| {
+                let f = i.failure()?;
+                Some(FailedSource {
+                    tool: i.tool_name.clone(),
+                    invocation_id: i.id,
+                    class: f.class,
+                    message: f.message,
+                })
+            })
+            .collect();
         Ok(RunTrace {
             run,
             steps,

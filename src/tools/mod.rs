@@ -16,9 +16,11 @@ pub mod registry;
 
 pub use registry::ToolRegistry;
 
+use crate::vocab::run::FailureClass;
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, ToolSpec};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// What a tool hands back: the JSON body the model sees plus the refs.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +29,9 @@ pub struct ToolOutput {
     pub evidence_status: EvidenceStatus,
     pub evidence_refs: Vec<EvidenceRef>,
     pub retrieved_domains: Vec<String>,
+    /// The source was read only in part: what was left out. The answer
+    /// stands on what was read, and says so.
+    pub partial: Option<String>,
 }
 
 impl ToolOutput {
@@ -43,24 +48,79 @@ impl ToolOutput {
                 text,
             }],
             retrieved_domains: vec![],
+            partial: None,
         }
     }
 }
 
+/// Why a tool could not answer, in words a person can act on; the
+/// variant decides the [`FailureClass`] the run records.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolError {
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
-    #[error("backend unavailable: {0}")]
+    /// The backend could not be reached (refused, reset, DNS).
+    #[error("{0}")]
     Unavailable(String),
-    #[error("backend timed out after {0} ms")]
+    /// No answer within this many milliseconds.
+    #[error("timed out after {}", human_ms(*.0))]
     Timeout(u64),
+    /// The backend answered with an error status.
+    #[error("{message}")]
+    Status { status: u16, message: String },
+    /// The backend answered, but not with what its API promises.
+    #[error("{0}")]
+    BadResponse(String),
+    /// A file behind the tool is missing, unreadable or corrupt.
+    #[error("{0}")]
+    Unreadable(String),
     #[error("backend error: {0}")]
     Backend(String),
+}
+
+impl ToolError {
+    pub fn class(&self) -> FailureClass {
+        match self {
+            ToolError::InvalidArguments(_) => FailureClass::InvalidOutput,
+            ToolError::Unavailable(_) => FailureClass::Connection,
+            ToolError::Timeout(_) => FailureClass::Timeout,
+            ToolError::Status { status, .. } => FailureClass::of_http_status(*status),
+            ToolError::BadResponse(_) => FailureClass::BadResponse,
+            ToolError::Unreadable(_) => FailureClass::SourceUnreadable,
+            ToolError::Backend(_) => FailureClass::ServerError,
+        }
+    }
+}
+
+/// "8 s", "1.5 s", "200 ms": how long a person waited.
+pub fn human_ms(ms: u64) -> String {
+    match ms {
+        ms if ms < 1000 => format!("{ms} ms"),
+        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms => format!("{:.1} s", ms as f64 / 1000.0),
+    }
 }
 
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError>;
+
+    /// What answers this tool, as the run records it: `pack:/path`,
+    /// `prometheus:http://…`.
+    fn backend(&self) -> String {
+        "builtin".into()
+    }
+
+    /// The pack this tool reads, if it is a pack tool: the run records its
+    /// path, content hash and load warnings.
+    fn pack(&self) -> Option<&std::sync::Arc<pack::Pack>> {
+        None
+    }
+
+    /// The longest one call may take, when the tool bounds its own I/O
+    /// (a configured backend timeout); `None` leaves the run's default.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
 }

@@ -15,6 +15,10 @@ pub enum Context {
     Replay,
     Step,
     Popup,
+    /// A live run is going (or waits at a step gate).
+    Running,
+    /// A yes/no question is open.
+    Confirm,
 }
 
 impl Context {
@@ -24,6 +28,8 @@ impl Context {
             Context::Replay => "replay",
             Context::Step => "step/demo",
             Context::Popup => "popup",
+            Context::Running => "live run",
+            Context::Confirm => "question",
         }
     }
 }
@@ -50,6 +56,9 @@ pub enum Action {
     ReplayNextNode,
     ReplayPrevNode,
     Demo,
+    Cancel,
+    Confirm,
+    Deny,
 }
 
 impl Action {
@@ -75,6 +84,9 @@ impl Action {
             Action::ReplayNextNode => "replay_next_node",
             Action::ReplayPrevNode => "replay_prev_node",
             Action::Demo => "demo",
+            Action::Cancel => "cancel",
+            Action::Confirm => "confirm",
+            Action::Deny => "deny",
         }
     }
 }
@@ -255,6 +267,15 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         Context::Global,
         false,
     ),
+    (
+        "x",
+        Action::Cancel,
+        "cancel the run",
+        Context::Running,
+        true,
+    ),
+    ("y", Action::Confirm, "yes", Context::Confirm, true),
+    ("n esc", Action::Deny, "no", Context::Confirm, true),
     (
         "space",
         Action::StepNext,

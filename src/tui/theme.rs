@@ -73,11 +73,18 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ("high-contrast", HIGH_CONTRAST),
 ];
 
+/// The built-in theme names, for messages: "dark, light, high-contrast".
+pub fn builtin_names() -> String {
+    BUILTIN
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ThemeError {
-    #[error(
-        "theme {0:?} is neither a built-in theme (dark, light, high-contrast) nor a readable file: {1}"
-    )]
+    #[error("unknown theme {0:?}: not one of {names} and not a readable theme file ({1})", names = builtin_names())]
     NotFound(String, String),
     #[error("theme {name}: {problem}")]
     Invalid { name: String, problem: String },

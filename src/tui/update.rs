@@ -8,7 +8,7 @@
 
 use crate::engine::StepCommand;
 use crate::tui::keymap::{Action, Context};
-use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Popup};
+use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup};
 use crate::tui::view::detail;
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::run::RunSummary;
@@ -61,6 +61,8 @@ pub enum Command {
         run_id: i64,
     },
     Step(StepCommand),
+    /// Stop the live run: it ends CANCELLED with its events saved.
+    Cancel,
     LoadRuns,
     ListScenarios,
     Quit,
@@ -80,6 +82,11 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
             if generation == state.shown.generation {
                 state.shown.error = error;
                 state.shown.stepping = false;
+                state.shown.done = true;
+                if matches!(state.popup, Some(Popup::Confirm(_))) {
+                    // Nothing left to stop: the question no longer applies.
+                    state.popup = None;
+                }
             }
             vec![]
         }
@@ -182,6 +189,14 @@ fn remember_run(state: &mut AppState) {
 
 fn start_demo(state: &mut AppState, entry: DemoEntry) -> Vec<Command> {
     state.popup = None;
+    if state.run_live() && entry.error.is_none() {
+        return confirm(state, Pending::Demo(entry));
+    }
+    start_demo_now(state, entry)
+}
+
+fn start_demo_now(state: &mut AppState, entry: DemoEntry) -> Vec<Command> {
+    state.popup = None;
     if let Some(e) = &entry.error {
         state.notice = Some(format!("cannot run {}: {e}", entry.name));
         return vec![];
@@ -197,10 +212,53 @@ fn is_ctrl_c(key: &KeyEvent) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c')
 }
 
+/// Asks before doing something that would stop the live run.
+fn confirm(state: &mut AppState, pending: Pending) -> Vec<Command> {
+    state.filter_editing = false;
+    state.popup = Some(Popup::Confirm(pending));
+    vec![]
+}
+
+/// Quits, asking first while a run is live (a second ctrl-c confirms).
+fn quit(state: &mut AppState) -> Vec<Command> {
+    if state.run_live() {
+        return confirm(state, Pending::Quit);
+    }
+    state.quit = true;
+    vec![Command::Quit]
+}
+
+/// Does what a confirmed question was about.
+fn run_pending(state: &mut AppState, pending: Pending) -> Vec<Command> {
+    state.popup = None;
+    match pending {
+        Pending::Quit => {
+            state.quit = true;
+            vec![Command::Cancel, Command::Quit]
+        }
+        Pending::Ask { question, stepping } => ask(state, question, stepping),
+        Pending::Replay(run_id) => open_run(state, run_id),
+        Pending::Demo(entry) => start_demo_now(state, entry),
+    }
+}
+
 fn on_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
     if is_ctrl_c(&key) {
-        state.quit = true;
-        return vec![Command::Quit];
+        if matches!(state.popup, Some(Popup::Confirm(Pending::Quit))) {
+            return run_pending(state, Pending::Quit);
+        }
+        return quit(state);
+    }
+    if let Some(Popup::Confirm(pending)) = &state.popup {
+        let pending = pending.clone();
+        return match state.keymap.lookup(&key, &[Context::Confirm]) {
+            Some(Action::Confirm) => run_pending(state, pending),
+            Some(Action::Deny) => {
+                state.popup = None;
+                vec![]
+            }
+            _ => vec![],
+        };
     }
     if state.filter_editing {
         on_filter_key(state, key);
@@ -211,17 +269,7 @@ fn on_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
             return cmds;
         }
     }
-    let mut contexts = Vec::with_capacity(4);
-    if state.popup.is_some() {
-        contexts.push(Context::Popup);
-    }
-    if state.shown.stepping && state.shown.view.finished.is_none() {
-        contexts.push(Context::Step);
-    }
-    if state.mode == Mode::Replay {
-        contexts.push(Context::Replay);
-    }
-    contexts.push(Context::Global);
+    let contexts = state.contexts();
     let Some(action) = state.keymap.lookup(&key, &contexts) else {
         return vec![];
     };
@@ -272,14 +320,10 @@ fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
             state.history_pos = None;
             state.input = fresh_input(state);
             let stepping = state.step_live;
-            let generation = state.begin(Mode::Live, true, stepping);
-            state.demo = None;
-            state.focus = Pane::Graph;
-            Some(vec![Command::StartRun {
-                generation,
-                question,
-                stepping,
-            }])
+            if state.run_live() {
+                return Some(confirm(state, Pending::Ask { question, stepping }));
+            }
+            Some(ask(state, question, stepping))
         }
         KeyCode::Up | KeyCode::Down => {
             recall_history(state, key.code == KeyCode::Up);
@@ -290,6 +334,18 @@ fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
             Some(vec![])
         }
     }
+}
+
+/// Starts a live run of `question`.
+fn ask(state: &mut AppState, question: String, stepping: bool) -> Vec<Command> {
+    let generation = state.begin(Mode::Live, true, stepping);
+    state.demo = None;
+    state.focus = Pane::Graph;
+    vec![Command::StartRun {
+        generation,
+        question,
+        stepping,
+    }]
 }
 
 fn fresh_input(state: &AppState) -> ratatui_textarea::TextArea<'static> {
@@ -325,10 +381,7 @@ fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
         return vec![];
     };
     match (popup, action) {
-        (_, Action::Quit) => {
-            state.quit = true;
-            return vec![Command::Quit];
-        }
+        (_, Action::Quit) => return quit(state),
         (_, Action::Close) | (Popup::Help, Action::Help) => state.popup = None,
         (Popup::Detail { scroll, lines, .. }, a) => {
             let max = lines.len().saturating_sub(1) as u16;
@@ -352,17 +405,24 @@ fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
             }
             _ => {}
         },
-        (Popup::Help, _) => {}
+        (Popup::Help, _) | (Popup::Confirm(_), _) => {}
     }
     vec![]
 }
 
 fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
     match action {
-        Action::Quit => {
-            state.quit = true;
-            return vec![Command::Quit];
+        Action::Quit => return quit(state),
+        Action::Cancel => {
+            if state.run_live() {
+                state.notice = Some(match state.view().run_id {
+                    Some(id) => format!("cancelling run {id}…"),
+                    None => "cancelling the run…".into(),
+                });
+                return vec![Command::Cancel];
+            }
         }
+        Action::Confirm | Action::Deny => {}
         Action::Help => state.popup = Some(Popup::Help),
         Action::NextPane | Action::PrevPane => cycle_focus(state, action == Action::NextPane),
         Action::Down | Action::Up | Action::Top | Action::Bottom => move_selection(state, action),
@@ -420,6 +480,18 @@ pub fn node_boundary(events: &[EngineEvent], cursor: usize, forward: bool) -> us
     } else {
         (0..cursor).rev().find(|k| is_boundary(*k)).unwrap_or(0)
     }
+}
+
+/// Replays a stored (or remembered) run.
+fn open_run(state: &mut AppState, run_id: i64) -> Vec<Command> {
+    let generation = state.begin(Mode::Replay, false, false);
+    state.demo = None;
+    if let Some(events) = state.local_events.get(&run_id) {
+        state.shown.events = events.clone();
+        state.shown.seek(0);
+        return vec![];
+    }
+    vec![Command::LoadReplay { generation, run_id }]
 }
 
 fn cycle_focus(state: &mut AppState, forward: bool) {
@@ -485,13 +557,10 @@ fn open(state: &mut AppState) -> Vec<Command> {
             let Some(run_id) = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id) else {
                 return vec![];
             };
-            let generation = state.begin(Mode::Replay, false, false);
-            state.demo = None;
-            if let Some(events) = state.local_events.get(&run_id) {
-                state.shown.events = events.clone();
-                return vec![];
+            if state.run_live() {
+                return confirm(state, Pending::Replay(run_id));
             }
-            vec![Command::LoadReplay { generation, run_id }]
+            open_run(state, run_id)
         }
         Pane::Tools => {
             if let Some(inv) = view.invocations.get(state.sel.tools) {

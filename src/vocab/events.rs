@@ -5,7 +5,7 @@
 
 use super::contracts::{GatekeeperResult, Lang};
 use super::graph::{NodeId, Outcome, ReasonCode};
-use super::run::{RunEnd, VerdictSnapshot};
+use super::run::{RunEnd, RunSources, VerdictSnapshot};
 use crate::vocab::agent::AgentRole;
 use crate::vocab::tool::ToolInvocation;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,9 @@ pub enum EventKind {
         /// Scenario name when the run was driven by one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<String>,
+        /// What serves the run: backends, pack and its load warnings, models.
+        #[serde(default, skip_serializing_if = "is_empty_sources")]
+        sources: Arc<RunSources>,
     },
     /// The engine is about to execute `node` (emitted before it runs, and
     /// before waiting at a step gate), having arrived over `via`.
@@ -75,6 +78,10 @@ pub enum EventKind {
         detail: String,
     },
     RunFinished(RunEnd),
+}
+
+fn is_empty_sources(s: &Arc<RunSources>) -> bool {
+    s.is_empty()
 }
 
 impl EngineEvent {

@@ -10,7 +10,7 @@
 use super::agent::HistoryTurn;
 use super::evaluation::SelfEvaluation;
 use super::events::EngineEvent;
-use super::run::RunEnd;
+use super::run::{RunEnd, RunSources};
 use super::tool::{InvocationId, ToolInvocation};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,9 @@ pub struct RunStart {
     pub model: String,
     pub pack: Option<String>,
     pub scenario: Option<String>,
+    /// Which backend serves each tool, the pack, and the model per role.
+    #[serde(default)]
+    pub sources: Arc<RunSources>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +110,8 @@ pub trait Recorder: Send + Sync {
     ) -> Result<InvocationId, RecordError>;
     /// Appends an event to the run's journal (exact replay).
     async fn record_event(&self, event: &EngineEvent) -> Result<(), RecordError>;
-    /// Ends the run: SUCCESS or FAILED, with answer, counts and traces.
+    /// Ends the run: SUCCESS, FAILED or CANCELLED, with answer, counts and
+    /// traces.
     async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError>;
     /// Some invocation id that exists but belongs to another run, for the
     /// scripted `{{invocation:foreign}}` placeholder. Creating one is

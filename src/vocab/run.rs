@@ -4,8 +4,10 @@
 //! returns, journals, stores and every surface shows.
 
 use super::contracts::Verdict;
+use super::tool::ToolInvocation;
 use super::trace::OrchestrationTrace;
 use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Lifecycle only: a fallback answer is SUCCESS with `degraded`, never a
@@ -90,6 +92,61 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
+    pub const ALL: [FailureClass; 14] = [
+        FailureClass::Connection,
+        FailureClass::Timeout,
+        FailureClass::Unauthorized,
+        FailureClass::Forbidden,
+        FailureClass::RateLimited,
+        FailureClass::Quota,
+        FailureClass::ServerError,
+        FailureClass::BadResponse,
+        FailureClass::InvalidOutput,
+        FailureClass::SourceUnreadable,
+        FailureClass::Cancelled,
+        FailureClass::Interrupted,
+        FailureClass::Store,
+        FailureClass::Internal,
+    ];
+
+    pub fn parse(s: &str) -> Option<FailureClass> {
+        FailureClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// A dependency outside the run failed (a model endpoint, a backend, a
+    /// file, the store), as opposed to a model answer that broke a contract.
+    /// Such a failure explains the invalid outputs that follow it, so it is
+    /// the root cause a degraded run names first.
+    pub fn is_external(self) -> bool {
+        !matches!(self, FailureClass::InvalidOutput | FailureClass::Internal)
+    }
+
+    /// The class of a failure recorded before classes were, from its
+    /// message.
+    pub fn of_legacy_message(message: &str) -> FailureClass {
+        if message.starts_with("cancelled") {
+            FailureClass::Cancelled
+        } else if message.starts_with("interrupted") {
+            FailureClass::Interrupted
+        } else if message.starts_with("store") {
+            FailureClass::Store
+        } else {
+            FailureClass::Internal
+        }
+    }
+
+    /// The class of an HTTP status from a model endpoint or a backend.
+    pub fn of_http_status(status: u16) -> FailureClass {
+        match status {
+            401 => FailureClass::Unauthorized,
+            403 => FailureClass::Forbidden,
+            408 | 504 => FailureClass::Timeout,
+            429 => FailureClass::RateLimited,
+            500..=599 => FailureClass::ServerError,
+            _ => FailureClass::BadResponse,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::Connection => "connection",
@@ -139,6 +196,68 @@ impl fmt::Display for Failure {
     }
 }
 
+/// A tool invocation that failed, as every surface lists it under what
+/// could not be checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedSource {
+    pub tool: String,
+    pub invocation_id: i64,
+    pub class: FailureClass,
+    pub message: String,
+}
+
+impl FailedSource {
+    /// Every failed invocation, in order.
+    pub fn list<'a>(
+        invocations: impl IntoIterator<Item = &'a ToolInvocation>,
+    ) -> Vec<FailedSource> {
+        invocations
+            .into_iter()
+            .filter_map(|i| {
+                let f = i.failure()?;
+                Some(FailedSource {
+                    tool: i.tool_name.clone(),
+                    invocation_id: i.id,
+                    class: f.class,
+                    message: f.message,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A pack as a run used it: where it was and what it held.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PackIdentity {
+    pub path: String,
+    /// `sha256:` of the pack's files (names and contents), so two runs
+    /// can tell whether they read the same data.
+    pub content_hash: String,
+}
+
+/// What served a run: the backend of each tool, the pack (and what was
+/// wrong with it when it loaded) and the model of each agent role.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSources {
+    /// Tool name -> backend, e.g. `query_metrics` -> `prometheus:http://…`.
+    pub tools: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack: Option<PackIdentity>,
+    /// Problems found while loading the pack ("alerts.json:7: not valid
+    /// JSON"), in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pack_warnings: Vec<String>,
+    /// Agent role -> the model that served it.
+    pub models: BTreeMap<String, String>,
+}
+
+impl RunSources {
+    pub fn is_empty(&self) -> bool {
+        self == &RunSources::default()
+    }
+}
+
 /// One row of a runs list: enough to find a run and see how it went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -185,13 +304,7 @@ fn failure_or_message<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Failure>
         None => None,
         Some(Stored::Failure(f)) => Some(f),
         Some(Stored::Message(message)) => {
-            let class = if message == "cancelled" {
-                FailureClass::Cancelled
-            } else if message.starts_with("store") {
-                FailureClass::Store
-            } else {
-                FailureClass::Internal
-            };
+            let class = FailureClass::of_legacy_message(&message);
             Some(Failure { class, message })
         }
     })

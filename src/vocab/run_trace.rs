@@ -10,7 +10,7 @@
 use super::contracts::{GatekeeperResult, Verdict};
 use super::evaluation::SelfEvaluation;
 use super::graph::NodeId;
-use super::run::{RunStatus, VerdictSnapshot};
+use super::run::{FailedSource, Failure, RunSources, RunStatus, VerdictSnapshot};
 use super::tool::RetrievalDetails;
 use super::trace::OrchestrationTrace;
 use serde::{Deserialize, Serialize};
@@ -74,6 +74,12 @@ pub struct TracedRun {
     pub self_evaluation: Option<Stored<SelfEvaluation>>,
     pub orchestration_trace: Option<Stored<OrchestrationTrace>>,
     pub failure_reason: Option<String>,
+    /// What stopped or degraded the run: its class and the message above.
+    pub failure: Option<Failure>,
+    /// What served the run: backends per tool, pack, models per role.
+    pub sources: Option<Stored<RunSources>>,
+    /// Every failed tool invocation of the run.
+    pub failed_sources: Vec<FailedSource>,
     pub feedback: Option<String>,
     pub created_at: String,
     pub finished_at: Option<String>,
@@ -93,6 +99,29 @@ impl TracedRun {
 
     pub fn self_evaluation(&self) -> Option<&SelfEvaluation> {
         self.self_evaluation.as_ref().and_then(Stored::typed)
+    }
+
+    pub fn sources(&self) -> Option<&RunSources> {
+        self.sources.as_ref().and_then(Stored::typed)
+    }
+}
+
+impl TracedInvocation {
+    /// Why this invocation failed, when it did.
+    pub fn failure(&self) -> Option<Failure> {
+        let d = self.retrieval_details.typed()?;
+        if d.evidence_status != super::tool::EvidenceStatus::Failed {
+            return None;
+        }
+        let class = d
+            .source
+            .failure_class
+            .unwrap_or(super::run::FailureClass::Internal);
+        let message = self
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "the tool call failed".into());
+        Some(Failure::new(class, message))
     }
 }
 

@@ -2,6 +2,7 @@
 //! recorded call, its evidence status and the code-made evidence refs that
 //! bindings are checked against, and the static spec of a tool.
 
+use super::run::{Failure, FailureClass};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -56,6 +57,41 @@ pub struct RetrievalDetails {
     /// Knowledge domains the results came from (lookup_knowledge).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retrieved_domains: Vec<String>,
+    /// Which backend answered, why it failed, whether it was read whole.
+    #[serde(default, flatten)]
+    pub source: SourceOutcome,
+}
+
+impl RetrievalDetails {
+    /// Details with this status and nothing else.
+    pub fn of(evidence_status: EvidenceStatus) -> RetrievalDetails {
+        RetrievalDetails {
+            evidence_status,
+            evidence_refs: vec![],
+            deduped_from: None,
+            blocked: false,
+            retrieved_domains: vec![],
+            source: SourceOutcome::default(),
+        }
+    }
+}
+
+/// How the source behind an invocation answered. A source that could not
+/// be read makes a *failed* invocation with its class; one read only in
+/// part (a size cap, a page limit, a broken tail) says what was left out,
+/// so "could not check" never reads as "found nothing".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SourceOutcome {
+    /// `pack:/path`, `prometheus:http://…`; empty when not recorded.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub backend: String,
+    /// Set on a failed invocation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_class: Option<FailureClass>,
+    /// What part of the source was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 /// The static description of a tool; the OpenAI provider turns
@@ -104,18 +140,30 @@ impl ToolInvocation {
             output_preview: String::new(),
             output_length: 0,
             is_truncated: false,
-            retrieval_details: RetrievalDetails {
-                evidence_status: EvidenceStatus::NoEvidence,
-                evidence_refs: vec![],
-                deduped_from: None,
-                blocked: false,
-                retrieved_domains: vec![],
-            },
+            retrieval_details: RetrievalDetails::of(EvidenceStatus::NoEvidence),
             dedup_reason: None,
             duration_ms: 0,
             success: true,
             error_message: None,
         }
+    }
+
+    /// Why this invocation failed, when it did: its class and message.
+    pub fn failure(&self) -> Option<Failure> {
+        let d = &self.retrieval_details;
+        if d.evidence_status != EvidenceStatus::Failed {
+            return None;
+        }
+        let class = d.source.failure_class.unwrap_or(if d.blocked {
+            FailureClass::InvalidOutput
+        } else {
+            FailureClass::Internal
+        });
+        let message = self
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "the tool call failed".into());
+        Some(Failure::new(class, message))
     }
 
     /// A short human summary of the query, e.g. `service=payment-service keyword=timeout`.

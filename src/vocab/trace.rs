@@ -58,6 +58,31 @@ pub fn build_trace(events: &[NodeEvent], evidence_retry_count: u32) -> Orchestra
     }
 }
 
+/// The trace of a run that was stopped (cancelled, or found dead) while
+/// `in_progress` was running: the edge into that node happened and is
+/// kept, the node is where the run ended, and `reason` says why.
+pub fn stopped_trace(
+    events: &[NodeEvent],
+    in_progress: Option<NodeId>,
+    evidence_retry_count: u32,
+    reason: ReasonCode,
+) -> OrchestrationTrace {
+    let mut trace = build_trace(events, evidence_retry_count);
+    if let (Some(node), Some(last)) = (in_progress, events.last()) {
+        trace.transitions.push(Transition {
+            from: last.node,
+            to: node,
+            reason_code: last.reason_code,
+            attempt: last.attempt,
+        });
+    }
+    if in_progress.is_some() {
+        trace.final_node = in_progress;
+    }
+    trace.termination_reason = Some(reason);
+    trace
+}
+
 impl OrchestrationTrace {
     /// The node path, e.g. `[planner, executor, ..., composer]`, as the
     /// scenarios' `expect_route` lists it.
@@ -110,5 +135,25 @@ mod tests {
         assert_eq!(t.termination_reason, Some(ReasonCode::GatekeeperReject));
         assert!(t.degraded);
         assert_eq!(t.route().len(), 4);
+    }
+
+    #[test]
+    fn a_stopped_trace_keeps_the_edge_into_the_node_it_stopped_in() {
+        let done = [ev(
+            NodeId::Planner,
+            Outcome::Completed,
+            ReasonCode::Completed,
+        )];
+        let t = stopped_trace(&done, Some(NodeId::Executor), 0, ReasonCode::Cancelled);
+        assert_eq!(t.transitions.len(), 1);
+        assert_eq!(t.transitions[0].to, NodeId::Executor);
+        assert_eq!(t.final_node, Some(NodeId::Executor));
+        assert_eq!(t.termination_reason, Some(ReasonCode::Cancelled));
+        assert_eq!(t.route(), [NodeId::Planner, NodeId::Executor]);
+        // Stopped before any node finished: where it was, and why.
+        let t = stopped_trace(&[], Some(NodeId::Planner), 0, ReasonCode::Interrupted);
+        assert!(t.transitions.is_empty());
+        assert_eq!(t.route(), [NodeId::Planner]);
+        assert_eq!(t.termination_reason, Some(ReasonCode::Interrupted));
     }
 }

@@ -92,6 +92,7 @@ fn invocation() -> impl Strategy<Value = ToolInvocation> {
                 deduped_from: None,
                 blocked,
                 retrieved_domains: vec![],
+                source: Default::default(),
             },
             dedup_reason: None,
             duration_ms: 0,

@@ -8,8 +8,9 @@ use async_trait::async_trait;
 use diagraph::engine::{EngineError, MemoryRecorder, StepCommand, StepGate};
 use diagraph::vocab::agent::HistoryTurn;
 use diagraph::vocab::events::{EngineEvent, EventKind};
-use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::graph::{NodeId, ReasonCode};
 use diagraph::vocab::record::{AgentStep, RecordError, Recorder, RunFinish, RunHandle, RunStart};
+use diagraph::vocab::run::FailureClass;
 use diagraph::vocab::run::RunEnd;
 use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::tool::{InvocationId, ToolInvocation};
@@ -156,18 +157,23 @@ async fn a_store_down_at_start_is_a_start_error() {
 }
 
 #[tokio::test]
-async fn a_cancelled_run_ends_failed_cancelled() {
+async fn a_cancelled_run_ends_cancelled_not_failed() {
     let s = load_scenario("01_pass.toml");
     let (engine, _) = scenario_engine(&s);
     let req = s.request();
     req.cancel.cancel();
     let out = engine.run(req).await.unwrap();
-    assert_eq!(out.end.status, RunStatus::Failed);
+    assert_eq!(out.end.status, RunStatus::Cancelled);
     assert_eq!(
-        out.end.failure.as_ref().map(|f| f.message.as_str()),
-        Some("cancelled")
+        out.end.failure.as_ref().map(|f| f.class),
+        Some(FailureClass::Cancelled)
+    );
+    assert_eq!(
+        out.end.trace.termination_reason,
+        Some(ReasonCode::Cancelled)
     );
     assert!(out.end.trace.transitions.is_empty());
+    assert_eq!(out.exit_code(), 4);
 }
 
 // Paused clock: the sleep below returns only once every other task is
@@ -216,11 +222,21 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
     assert_eq!(finished, 1);
     cancel.cancel();
     let out = run.await.unwrap().unwrap();
+    assert_eq!(out.end.status, RunStatus::Cancelled);
     assert_eq!(
-        out.end.failure.as_ref().map(|f| f.message.as_str()),
-        Some("cancelled")
+        out.end.failure.as_ref().map(|f| f.class),
+        Some(FailureClass::Cancelled)
     );
-    assert_eq!(out.end.trace.route(), vec![NodeId::Planner]);
+    // It stopped waiting in front of the executor: the edge into it
+    // happened, and the trace ends there, on why.
+    assert_eq!(
+        out.end.trace.route(),
+        vec![NodeId::Planner, NodeId::Executor]
+    );
+    assert_eq!(
+        out.end.trace.termination_reason,
+        Some(ReasonCode::Cancelled)
+    );
     let mut last = None;
     while let Ok(e) = rx_ev.try_recv() {
         last = Some(e.kind);
@@ -229,7 +245,7 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
         matches!(
             last,
             Some(EventKind::RunFinished(RunEnd {
-                status: RunStatus::Failed,
+                status: RunStatus::Cancelled,
                 ..
             }))
         ),

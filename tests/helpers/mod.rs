@@ -101,11 +101,8 @@ pub fn invocation(
         output_preview: "{}".into(),
         output_length: 2,
         retrieval_details: RetrievalDetails {
-            evidence_status: status,
             evidence_refs: refs,
-            deduped_from: None,
-            blocked: false,
-            retrieved_domains: vec![],
+            ..RetrievalDetails::of(status)
         },
         duration_ms: 1,
         success: status != EvidenceStatus::Failed,

@@ -176,6 +176,7 @@ impl FakeBackend {
                     evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec![],
+                    partial: None,
                 }
             }
             "query_logs" => {
@@ -213,6 +214,7 @@ impl FakeBackend {
                     evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec![],
+                    partial: None,
                 }
             }
             "lookup_knowledge" => {
@@ -239,6 +241,7 @@ impl FakeBackend {
                     evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                     evidence_refs: refs,
                     retrieved_domains: vec!["runbooks".into()],
+                    partial: None,
                 }
             }
             _ => ToolOutput {
@@ -246,6 +249,7 @@ impl FakeBackend {
                 evidence_status: diagraph::vocab::tool::EvidenceStatus::Supported,
                 evidence_refs: vec![],
                 retrieved_domains: vec![],
+                partial: None,
             },
         }
     }

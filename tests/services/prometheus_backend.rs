@@ -11,6 +11,7 @@ use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
 use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::contracts::parse_executor_evidence;
+use diagraph::vocab::run::FailureClass;
 use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
@@ -168,21 +169,29 @@ async fn against_a_real_prometheus() {
     assert_eq!(none.evidence_status, EvidenceStatus::NoEvidence);
 
     // Bad PromQL: the real server answers 400 with errorType bad_data.
+    // The optional value query failed, the alerts were read: they are
+    // kept, and the invocation says what could not be read.
     let broken = PrometheusMetrics::new(PrometheusConfig {
         promql_template: r#"up{service="{service}""#.into(),
         ..PrometheusConfig::new(&server.url)
     })
     .unwrap();
-    match broken
+    let kept = broken
         .call(&args(json!({"service": "payment-service"})))
         .await
-    {
-        Err(ToolError::Backend(msg)) => {
-            assert!(msg.contains("rejected the PromQL"), "{msg}");
-            assert!(msg.contains("bad_data"), "{msg}");
-        }
-        other => panic!("expected a backend error, got {other:?}"),
-    }
+        .unwrap();
+    assert_eq!(kept.evidence_status, EvidenceStatus::Supported);
+    assert!(
+        kept.evidence_refs[0]
+            .text
+            .contains("alertname=HighCPUUsage"),
+        "{:?}",
+        kept.evidence_refs
+    );
+    let why = kept.partial.as_deref().unwrap();
+    assert!(why.contains("rejected the PromQL"), "{why}");
+    assert!(why.contains("bad_data"), "{why}");
+    assert_eq!(kept.body["values_error"], why);
 
     // A service name cannot inject PromQL: it stays inside the label string.
     let injected = metrics
@@ -202,11 +211,14 @@ async fn connection_refused_is_a_clear_failure() {
         .unwrap_err();
     match &err {
         ToolError::Unavailable(msg) => {
-            assert!(msg.contains("cannot connect to Prometheus"), "{msg}");
-            assert!(msg.contains(&port.to_string()), "{msg}");
+            assert_eq!(
+                msg,
+                &format!("connection refused to http://127.0.0.1:{port}")
+            );
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
+    assert_eq!(err.class(), FailureClass::Connection);
 }
 
 async fn fake(router: Router) -> String {
@@ -232,8 +244,12 @@ async fn a_non_success_status_is_a_failure_naming_it() {
     .await;
     let err = tool(&url).call(&args(json!({}))).await.unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, ToolError::Backend(_)), "{msg}");
-    assert!(msg.contains("HTTP 503"), "{msg}");
+    assert!(
+        matches!(err, ToolError::Status { status: 503, .. }),
+        "{msg}"
+    );
+    assert_eq!(err.class(), FailureClass::ServerError);
+    assert!(msg.starts_with("HTTP 503"), "{msg}");
     assert!(!msg.contains('\x1b'), "{msg}");
 }
 
@@ -287,6 +303,7 @@ async fn a_slow_prometheus_times_out() {
     let started = Instant::now();
     let err = metrics.call(&args(json!({}))).await.unwrap_err();
     assert_eq!(err, ToolError::Timeout(200));
+    assert_eq!(err.to_string(), "timed out after 200 ms");
     assert!(started.elapsed() < Duration::from_millis(1500));
 }
 

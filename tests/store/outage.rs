@@ -258,6 +258,7 @@ async fn server_killed_mid_run() {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -269,6 +270,7 @@ async fn server_killed_mid_run() {
             model: "scripted".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();

@@ -36,7 +36,8 @@ fn keys_after(
 
 #[tokio::test(start_paused = true)]
 async fn idle_loop_does_not_wake_and_q_quits() {
-    let mut state = live_state(&[]);
+    // A finished run on screen: nothing is live, so q quits without asking.
+    let mut state = live_state(&pass_run(1));
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     let (_tx, mut rx) = mpsc::channel::<Msg>(4);
     let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
@@ -87,4 +88,27 @@ async fn a_flood_of_events_is_coalesced_into_few_frames() {
     let text = buffer_text(terminal.backend().buffer());
     assert!(text.contains("composer_completed"), "{text}");
     assert!(state.view().finished.is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn q_during_a_live_run_asks_and_y_cancels_then_quits() {
+    let events = pass_run(1);
+    // Half a run: it is still going.
+    let mut state = live_state(&events[..events.len() / 2]);
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let (_tx, mut rx) = mpsc::channel::<Msg>(4);
+    let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    let mut commands = vec![];
+    event_loop(
+        &mut terminal,
+        &mut state,
+        keys_after(Duration::from_secs(1), vec!['q', 'n', 'q', 'y']),
+        msgs,
+        |c| commands.push(c),
+    )
+    .await
+    .unwrap();
+    // The first q was answered no; the second yes: cancel, then quit.
+    assert_eq!(commands, vec![Command::Cancel, Command::Quit]);
+    assert!(state.quit);
 }

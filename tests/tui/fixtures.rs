@@ -42,6 +42,7 @@ impl RunBuilder {
             lang: Lang::En,
             model: "offline (rule-based)".into(),
             scenario: None,
+            sources: Default::default(),
         });
         b
     }
@@ -152,6 +153,7 @@ impl RunBuilder {
                     deduped_from: None,
                     blocked: false,
                     retrieved_domains: vec![],
+                    source: Default::default(),
                 },
                 dedup_reason: None,
                 duration_ms: 4,
@@ -433,6 +435,18 @@ pub fn big_run(run_id: i64, tools: usize, bindings: usize) -> Vec<EngineEvent> {
         VerifiedInput,
     );
     b.events.clone()
+}
+
+/// The workbench as it opens: no run started yet.
+pub fn idle_state() -> diagraph::tui::state::AppState {
+    let mut state = diagraph::tui::state::AppState::new(
+        diagraph::tui::theme::Theme::dark(),
+        diagraph::tui::keymap::Keymap::default(),
+        "offline (rule-based)",
+        "sqlite:/tmp/diagraph-test.db",
+    );
+    state.focus = diagraph::tui::state::Pane::Graph;
+    state
 }
 
 /// A state in the dark theme with `events` applied as a live run.

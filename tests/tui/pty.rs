@@ -31,14 +31,27 @@ impl Session {
     /// Starts `diagraph ARGS` in a detached tmux session of the given size,
     /// on a private tmux server and a fresh database.
     fn start(args: &str, w: u16, h: u16) -> Session {
+        Session::start_then(args, "", w, h)
+    }
+
+    /// [`Session::start`], then `diagraph AFTER` on the same database once
+    /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`).
+    fn start_then(args: &str, after: &str, w: u16, h: u16) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("tmux.sock");
         let name = "diagraph-e2e".to_string();
         let bin = env!("CARGO_BIN_EXE_diagraph");
         let d = dir.path().display();
+        let env = format!(
+            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config"
+        );
+        let after = if after.is_empty() {
+            String::new()
+        } else {
+            format!("{env} {bin} {after}; ")
+        };
         let script = format!(
-            "cd {root} && env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config \
-             {bin} {args}; echo DIAGRAPH_EXIT=$?; exec sleep 600",
+            "cd {root} && {env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
             root = env!("CARGO_MANIFEST_DIR"),
         );
         let status = Command::new("tmux")
@@ -196,6 +209,75 @@ fn a_small_terminal_gets_a_message_and_resizing_recovers() {
     });
     s.tmux(&["resize-window", "-t", &s.name, "-x", "100", "-y", "30"]);
     s.wait_for("the layout", None, |s| s.contains("Graph · "));
+    // The demo waits at its step gate: quitting asks first.
     s.keys(&["q"]);
+    s.wait_for("the question", None, |s| s.contains("Quit and cancel it?"));
+    s.keys(&["y"]);
     s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
+}
+
+/// The runs list as `diagraph runs` prints it after the TUI exits.
+fn runs_after(s: &Session) -> String {
+    s.wait_for("the runs list", None, |s| s.contains("DIAGRAPH_DONE"))
+}
+
+#[test]
+fn the_cancel_key_ends_the_run_cancelled_and_it_stays_cancelled() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start_then(
+        &format!("demo {}", scenario("01_pass.toml")),
+        "runs",
+        140,
+        40,
+    );
+    s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    let hints = s.screen();
+    assert!(
+        hints.contains("x cancel"),
+        "the cancel key is hinted:\n{hints}"
+    );
+    s.keys(&["x"]);
+    let end = s.wait_for("the cancelled run", None, |s| s.contains("CANCELLED ("));
+    assert!(end.contains("stopped by the user"), "{end}");
+    assert!(!end.contains("waiting:"), "{end}");
+    // Nothing is live any more: q quits without asking.
+    s.keys(&["q"]);
+    let after = runs_after(&s);
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    assert!(after.contains("CANCELLED"), "{after}");
+    assert!(!after.contains("RUNNING"), "{after}");
+}
+
+#[test]
+fn quitting_a_live_run_asks_and_saves_it_cancelled() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start_then(
+        &format!("demo {}", scenario("01_pass.toml")),
+        "runs",
+        140,
+        40,
+    );
+    s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    s.keys(&["q"]);
+    s.wait_for("the question", None, |s| s.contains("Quit and cancel it?"));
+    // No: the run is still there, waiting.
+    s.keys(&["n"]);
+    let kept = s.wait_for("the question closed", None, |s| {
+        !s.contains("Quit and cancel it?")
+    });
+    assert!(kept.contains("waiting:"), "{kept}");
+    s.keys(&["q"]);
+    s.wait_for("the question again", None, |s| {
+        s.contains("Quit and cancel it?")
+    });
+    s.keys(&["y"]);
+    let after = runs_after(&s);
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    // Saved before the process ended: CANCELLED, never left RUNNING.
+    assert!(after.contains("CANCELLED"), "{after}");
+    assert!(!after.contains("RUNNING"), "{after}");
 }

@@ -2,10 +2,12 @@
 //! stepping a replay forwards and back lands on the same pane contents as
 //! the live run showed after the same number of events.
 
-use crate::fixtures::{buffer_text, capped_run, live_state, pass_run, reject_run, render};
+use crate::fixtures::{
+    buffer_text, capped_run, idle_state, live_state, pass_run, reject_run, render,
+};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::engine::StepCommand;
-use diagraph::tui::state::{Mode, Pane, Popup, RunView};
+use diagraph::tui::state::{Mode, Pane, Pending, Popup, RunView};
 use diagraph::tui::update::{Command, Msg, node_boundary, update};
 
 fn key(c: KeyCode) -> Msg {
@@ -124,7 +126,7 @@ fn events_of_a_stale_generation_or_foreign_run_are_dropped() {
 
 #[test]
 fn question_input_runs_and_keeps_history() {
-    let mut state = live_state(&[]);
+    let mut state = idle_state();
     update(&mut state, ch('i'));
     assert_eq!(state.focus, Pane::Input);
     for c in "why q?".chars() {
@@ -150,7 +152,14 @@ fn question_input_runs_and_keeps_history() {
         Msg::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)),
     );
     update(&mut state, ch('x'));
-    let cmds = update(&mut state, key(KeyCode::Enter));
+    // The first run is still going: a new question asks before it
+    // replaces (and cancels) it.
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+    assert!(matches!(
+        &state.popup,
+        Some(Popup::Confirm(Pending::Ask { question, stepping: true })) if question == "x"
+    ));
+    let cmds = update(&mut state, ch('y'));
     assert!(
         matches!(&cmds[..], [Command::StartRun { stepping: true, .. }]),
         "{cmds:?}"
@@ -189,14 +198,90 @@ fn tab_cycles_panes_and_quit_keys_quit() {
     );
     assert_eq!(state.focus, Pane::Answer);
     assert_eq!(update(&mut state, ch('q')), vec![Command::Quit]);
-    let mut state = live_state(&[]);
+    let mut state = idle_state();
     state.focus = Pane::Input;
-    let cmds = update(
-        &mut state,
-        Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-    );
-    assert_eq!(cmds, vec![Command::Quit]);
+    let ctrl_c = || Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(update(&mut state, ctrl_c()), vec![Command::Quit]);
     assert!(state.quit);
+    // While a run is live, ctrl-c asks; a second one confirms.
+    let mut state = live_state(&[]);
+    assert!(update(&mut state, ctrl_c()).is_empty());
+    assert!(!state.quit);
+    assert_eq!(
+        update(&mut state, ctrl_c()),
+        vec![Command::Cancel, Command::Quit]
+    );
+    assert!(state.quit);
+}
+
+#[test]
+fn a_live_run_asks_before_anything_stops_it_and_x_cancels_it() {
+    let events = pass_run(1);
+    let half = &events[..events.len() / 2];
+    // q asks; n keeps the run; the run goes on.
+    let mut state = live_state(half);
+    assert!(update(&mut state, ch('q')).is_empty());
+    assert!(matches!(state.popup, Some(Popup::Confirm(Pending::Quit))));
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(
+        text.contains("Run 1 is still going. Quit and cancel it?"),
+        "{text}"
+    );
+    assert!(update(&mut state, ch('n')).is_empty());
+    assert!(state.popup.is_none() && !state.quit);
+    // Other keys do nothing while the question is open.
+    update(&mut state, ch('q'));
+    assert!(update(&mut state, ch('j')).is_empty());
+    assert!(update(&mut state, key(KeyCode::Esc)).is_empty());
+    assert!(state.popup.is_none());
+    // Opening a stored run asks too.
+    state.runs = vec![diagraph::vocab::run::RunSummary {
+        run_id: 7,
+        session_id: "s".into(),
+        status: diagraph::vocab::run::RunStatus::Success,
+        effective_verdict: None,
+        degraded: false,
+        duration_ms: None,
+        question: "q".into(),
+        created_at: String::new(),
+    }];
+    state.focus = Pane::Runs;
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+    assert!(matches!(
+        state.popup,
+        Some(Popup::Confirm(Pending::Replay(7)))
+    ));
+    let cmds = update(&mut state, ch('y'));
+    assert!(
+        matches!(&cmds[..], [Command::LoadReplay { run_id: 7, .. }]),
+        "{cmds:?}"
+    );
+    // x cancels a live run (the key is listed where it applies).
+    let mut state = live_state(half);
+    let hints: Vec<_> = state
+        .keymap
+        .hints(&state.contexts())
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert!(hints.contains(&"x".to_string()), "{hints:?}");
+    assert_eq!(update(&mut state, ch('x')), vec![Command::Cancel]);
+    // A finished run has nothing to cancel, and quits without asking.
+    let mut done = live_state(&events);
+    assert!(update(&mut done, ch('x')).is_empty());
+    assert_eq!(update(&mut done, ch('q')), vec![Command::Quit]);
+    // The source ending (the run was cancelled) closes the question.
+    update(&mut state, ch('q'));
+    let generation = state.shown.generation;
+    update(
+        &mut state,
+        Msg::SourceDone {
+            generation,
+            error: None,
+        },
+    );
+    assert!(state.popup.is_none());
+    assert_eq!(update(&mut state, ch('q')), vec![Command::Quit]);
 }
 
 #[test]
@@ -267,7 +352,7 @@ fn step_keys_reach_the_engine_only_in_step_mode() {
 #[test]
 fn demo_picker_starts_the_chosen_scenario() {
     use diagraph::tui::state::DemoEntry;
-    let mut state = live_state(&[]);
+    let mut state = idle_state();
     assert_eq!(update(&mut state, ch('d')), vec![Command::ListScenarios]);
     let entry = |n: &str, err: Option<&str>| DemoEntry {
         path: format!("fixtures/scenarios/{n}.toml").into(),

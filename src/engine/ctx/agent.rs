@@ -3,6 +3,7 @@
 //! node outcome.
 
 use crate::engine::ctx::{RunCtx, Unhandled};
+use crate::engine::unchecked::{Met, Origin, model_failure};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
 use crate::text::truncate_bytes;
 use crate::vocab::contracts::ParseFailure;
@@ -81,7 +82,17 @@ impl RunCtx<'_> {
             },
         };
         let t0 = Instant::now();
-        let response = self.engine.model.chat(&request).await;
+        let response = tokio::select! {
+            r = self.engine.model.chat(&request) => Some(r),
+            _ = self.cancel.cancelled() => None,
+        };
+        let cancelled = response.is_none();
+        let response = response.unwrap_or_else(|| {
+            Err(ModelError::new(
+                crate::model::ModelErrorKind::Timeout,
+                "cancelled before the model answered",
+            ))
+        });
         let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (model_output, thought, has_tool_call, tokens, tool_calls, error) = match &response {
             Ok(r) => {
@@ -120,9 +131,19 @@ impl RunCtx<'_> {
                 false,
                 0,
                 0,
-                Some(e.to_string()),
+                Some(if cancelled {
+                    "cancelled before the model answered".to_string()
+                } else {
+                    e.to_string()
+                }),
             ),
         };
+        if let (Err(e), false) = (&response, cancelled) {
+            self.state.failures.push(Met {
+                origin: Origin::Model(role),
+                failure: model_failure(role, e),
+            });
+        }
         self.state.counters.tokens += tokens;
         self.state.counters.agent_steps += 1;
         let step = AgentStep {
@@ -151,6 +172,9 @@ impl RunCtx<'_> {
             error,
         })
         .await?;
+        if cancelled {
+            return Err(Unhandled::Cancelled);
+        }
         Ok((ModelCall { response, step_id }, request.messages))
     }
 }

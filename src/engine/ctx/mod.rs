@@ -19,6 +19,7 @@ use crate::vocab::record::RecordError;
 use crate::vocab::run::VerdictSnapshot;
 use crate::vocab::run::{Failure, FailureClass};
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Why a run stopped without an answer.
 #[derive(Debug)]
@@ -33,7 +34,10 @@ impl Unhandled {
     pub fn failure(&self) -> Failure {
         match self {
             Unhandled::Record(e) => Failure::new(FailureClass::Store, format!("store error: {e}")),
-            Unhandled::Cancelled => Failure::new(FailureClass::Cancelled, "cancelled"),
+            Unhandled::Cancelled => Failure::new(
+                FailureClass::Cancelled,
+                "cancelled: stopped by the user before it finished",
+            ),
             Unhandled::RecursionLimit => Failure::new(
                 FailureClass::Internal,
                 format!(
@@ -64,6 +68,11 @@ pub(crate) struct RunCtx<'a> {
     pub model_name: String,
     pub started: Instant,
     pub verdicts: VerdictSnapshot,
+    /// Set when a person stops the run; model and tool calls in flight
+    /// end at once.
+    pub cancel: CancellationToken,
+    /// What serves this run (the outcome reports it).
+    pub sources: std::sync::Arc<crate::vocab::run::RunSources>,
 }
 
 impl RunCtx<'_> {

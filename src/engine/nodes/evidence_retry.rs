@@ -209,6 +209,7 @@ mod tests {
                 deduped_from: None,
                 blocked,
                 retrieved_domains: vec![],
+                source: Default::default(),
             },
             dedup_reason: None,
             duration_ms: 0,

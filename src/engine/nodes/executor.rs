@@ -11,6 +11,7 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text};
 use crate::engine::invoker::unexecuted_message;
+use crate::engine::unchecked::{Met, Origin};
 use crate::model::{FinishReason, Message, ModelError};
 use crate::text::truncate_bytes;
 use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
@@ -18,6 +19,7 @@ use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};
 use crate::vocab::evaluation::ParseStatusRecord;
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::Outcome;
+use crate::vocab::run::FailureClass;
 use std::sync::Arc;
 
 /// Sent once the tool budget is spent, with no tools offered.
@@ -118,7 +120,17 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
             ctx.state.counters.tool_calls += 1;
             let invocation = Arc::new(invoked.invocation);
             ctx.state.invocations.push(Arc::clone(&invocation));
+            let failure = invocation.failure();
             ctx.emit(EventKind::ToolInvoked { invocation }).await?;
+            if let Some(failure) = failure {
+                if failure.class == FailureClass::Cancelled {
+                    return Err(Unhandled::Cancelled);
+                }
+                ctx.state.failures.push(Met {
+                    origin: Origin::Tool,
+                    failure,
+                });
+            }
             results.push(invoked.message.clone());
             messages.push(Message::Tool {
                 tool_call_id: tc.id.clone(),

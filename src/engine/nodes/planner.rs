@@ -44,6 +44,9 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
                 Some(skill) => format!("skill {skill}, {} step(s)", plan.plan.len()),
                 None => format!("no skill, {} step(s)", plan.plan.len()),
             };
+            ctx.state
+                .planned_tools
+                .extend(plan.queries.iter().map(|q| q.tool.clone()));
             ctx.state.planner_plan = Some(plan);
             Ok(NodeResult {
                 outcome: Outcome::Completed,

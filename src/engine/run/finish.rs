@@ -3,12 +3,14 @@
 //! events so far with bounded exponential back-off.
 
 use crate::engine::ctx::{RunCtx, Unhandled};
+use crate::engine::unchecked;
 use crate::engine::{EngineError, RunOutcome};
 use crate::vocab::evaluation::{SelfEvaluation, TRACEABILITY_VERSION, VerifierEvaluation};
 use crate::vocab::events::EventKind;
+use crate::vocab::graph::ReasonCode;
 use crate::vocab::record::{RecordError, RunFinish};
-use crate::vocab::run::{Failure, RunEnd, RunStatus};
-use crate::vocab::trace::build_trace;
+use crate::vocab::run::{FailedSource, Failure, RunEnd, RunStatus};
+use crate::vocab::trace::{build_trace, stopped_trace};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -28,7 +30,17 @@ impl RunCtx<'_> {
                     .await;
             }
         };
-        let end = self.end(RunStatus::Success, answer, None);
+        // Whatever node wrote the answer, code says what it could not check.
+        let answer = unchecked::append_section(
+            answer,
+            self.state.lang,
+            &self.state.failures,
+            &self.state.invocations,
+        );
+        let mut end = self.end(RunStatus::Success, answer, None);
+        if end.degraded {
+            end.failure = unchecked::root_cause(&self.state.failures);
+        }
         let evaluation = Arc::new(self.self_evaluation());
         let finish = self.run_finish(&end, &evaluation);
         if let Err(e) = self.engine.recorder.finish_run(&finish).await {
@@ -52,9 +64,13 @@ impl RunCtx<'_> {
         mut self,
         failure: Unhandled,
     ) -> Result<RunOutcome, EngineError> {
+        let status = match failure {
+            Unhandled::Cancelled => RunStatus::Cancelled,
+            _ => RunStatus::Failed,
+        };
         let failure = failure.failure();
         let reason = failure.message.clone();
-        let end = self.end(RunStatus::Failed, String::new(), Some(failure));
+        let end = self.end(status, String::new(), Some(failure));
         self.emitter.push(EventKind::RunFinished(end.clone())).await;
         let evaluation = Arc::new(self.self_evaluation());
         let finish = self.run_finish(&end, &evaluation);
@@ -96,9 +112,19 @@ impl RunCtx<'_> {
         }
     }
 
-    /// How the run ended, with the trace of the node events so far.
+    /// How the run ended, with the trace of the node events so far. A run
+    /// stopped by a person ends on `cancelled`, whatever node it was in.
     fn end(&self, status: RunStatus, answer: String, failure: Option<Failure>) -> RunEnd {
-        let trace = build_trace(&self.state.node_events, self.state.evidence_retry_count);
+        let s = &self.state;
+        let trace = match status {
+            RunStatus::Cancelled => stopped_trace(
+                &s.node_events,
+                s.in_progress,
+                s.evidence_retry_count,
+                ReasonCode::Cancelled,
+            ),
+            _ => build_trace(&s.node_events, s.evidence_retry_count),
+        };
         RunEnd {
             status,
             degraded: trace.degraded,
@@ -157,6 +183,8 @@ impl RunCtx<'_> {
             verdicts: self.state.verdict_snapshot(),
             end,
             self_evaluation,
+            failed_sources: FailedSource::list(self.state.invocations.iter().map(|i| &**i)),
+            sources: self.sources,
             events: self.emitter.into_events(),
         }
     }

@@ -4,7 +4,9 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
 use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
+use crate::engine::unchecked;
 use crate::text::truncate_middle;
+use crate::vocab::contracts::Verdict;
 use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::{Outcome, ReasonCode};
@@ -64,11 +66,21 @@ pub(super) fn verified_input(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
             "verified_input reached without executor output and gatekeeper result".into(),
         ));
     };
-    let projection = verified_input::project(output, gk);
-    let detail = format!(
+    let mut projection = verified_input::project(output, gk);
+    // A planned source that could not be read at all: the run did not look
+    // where it meant to, so whatever the bindings say it cannot be PASS.
+    let unread = unchecked::unread_planned_tools(&ctx.state.planned_tools, &ctx.state.invocations);
+    let capped = !unread.is_empty() && projection.ceiling > Verdict::LowConfid;
+    if capped {
+        projection.ceiling = Verdict::LowConfid;
+    }
+    let mut detail = format!(
         "{} verified binding(s), ceiling {}",
         projection.verified_binding_count, projection.ceiling
     );
+    if capped {
+        detail.push_str(&format!(" (every call of {} failed)", unread.join(", ")));
+    }
     ctx.state.set_projection(projection);
     Ok(result(Outcome::Completed, detail))
 }

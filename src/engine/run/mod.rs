@@ -15,12 +15,15 @@ use crate::engine::ctx::{Emitter, NodeResult, RunCtx, Unhandled};
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
 use crate::engine::state::RunState;
+use crate::engine::unchecked::{Met, Origin};
 use crate::engine::{Engine, EngineError, RunOutcome, RunRequest, StepCommand, StepGate};
+use crate::vocab::agent::AgentRole;
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::record::RunStart;
-use crate::vocab::run::VerdictSnapshot;
+use crate::vocab::run::{Failure, FailureClass, PackIdentity, RunSources, VerdictSnapshot};
 use crate::vocab::trace::NodeEvent;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +32,7 @@ impl RunCtx<'_> {
         &mut self,
         question: &str,
         scenario: Option<String>,
+        sources: Arc<RunSources>,
         mut gate: Option<StepGate>,
         cancel: &CancellationToken,
     ) -> Result<(), Unhandled> {
@@ -38,6 +42,7 @@ impl RunCtx<'_> {
             lang: self.state.lang,
             model: self.model_name.clone(),
             scenario,
+            sources,
         })
         .await?;
         self.state.history = self
@@ -60,6 +65,7 @@ impl RunCtx<'_> {
                 return Err(Unhandled::RecursionLimit);
             }
             let attempt = self.state.attempt;
+            self.state.in_progress = Some(node);
             self.emit(EventKind::NodeEntered { node, attempt, via })
                 .await?;
             wait_at_gate(&mut gate, cancel).await?;
@@ -69,12 +75,24 @@ impl RunCtx<'_> {
             self.state.set_status(node, result.outcome);
             let route = graph::route(node, result.outcome, &self.state.route_facts())
                 .map_err(|e| Unhandled::Internal(e.to_string()))?;
+            if route.to == NodeId::Fallback && node != NodeId::Fallback
+                || result.outcome.is_technical_failure()
+            {
+                self.state.failures.push(Met {
+                    origin: Origin::Node,
+                    failure: Failure::new(
+                        FailureClass::InvalidOutput,
+                        format!("{node} ended {}: {}", result.outcome, result.detail),
+                    ),
+                });
+            }
             self.state.node_events.push(NodeEvent {
                 node,
                 outcome: result.outcome,
                 reason_code: route.reason_code,
                 attempt,
             });
+            self.state.in_progress = None;
             self.emit(EventKind::NodeFinished {
                 node,
                 outcome: result.outcome,
@@ -140,13 +158,39 @@ async fn wait_at_gate(
 }
 
 impl Engine {
+    /// What serves a run of this engine: each tool's backend, the pack
+    /// (path, content hash, load warnings) and the model of each role.
+    pub fn sources(&self) -> RunSources {
+        let mut sources = RunSources::default();
+        for name in self.tools.names() {
+            let Some(tool) = self.tools.get(name) else {
+                continue;
+            };
+            sources.tools.insert(name.to_string(), tool.backend());
+            if let (None, Some(pack)) = (&sources.pack, tool.pack()) {
+                sources.pack = Some(PackIdentity {
+                    path: pack.dir.display().to_string(),
+                    content_hash: pack.content_hash.clone(),
+                });
+                sources.pack_warnings = pack.warnings.iter().map(ToString::to_string).collect();
+            }
+        }
+        for role in AgentRole::ALL {
+            sources
+                .models
+                .insert(role.as_str().to_string(), self.model.model_for(role));
+        }
+        sources
+    }
+
     /// Runs one diagnosis to the end. Returns `Err` only when the run could
     /// not be created, or when it failed and the store stayed unavailable
     /// for the recovery timeout; a cancelled or otherwise failed run that
-    /// was persisted is `Ok` with status FAILED.
+    /// was persisted is `Ok` with status CANCELLED or FAILED.
     pub async fn run(&self, mut request: RunRequest) -> Result<RunOutcome, EngineError> {
         let started = Instant::now();
         let model_name = self.model.name();
+        let sources = Arc::new(self.sources());
         let handle = self
             .recorder
             .start_run(&RunStart {
@@ -155,6 +199,7 @@ impl Engine {
                 model: model_name.clone(),
                 pack: request.pack.clone(),
                 scenario: request.scenario.clone(),
+                sources: Arc::clone(&sources),
             })
             .await
             .map_err(EngineError::Start)?;
@@ -171,7 +216,8 @@ impl Engine {
             self.config.tool_permissions.clone(),
             self.recorder.clone(),
             handle.run_id,
-        );
+        )
+        .with_cancel(request.cancel.clone());
         let mut ctx = RunCtx {
             engine: self,
             state,
@@ -181,11 +227,13 @@ impl Engine {
             model_name,
             started,
             verdicts: VerdictSnapshot::default(),
+            cancel: request.cancel.clone(),
+            sources: Arc::clone(&sources),
         };
         let gate = request.step_gate.take();
         let scenario = request.scenario.take();
         let result = ctx
-            .drive(&request.question, scenario, gate, &request.cancel)
+            .drive(&request.question, scenario, sources, gate, &request.cancel)
             .await;
         match result {
             Ok(()) => ctx.finish_success().await,

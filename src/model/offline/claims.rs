@@ -148,10 +148,11 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
         .failures
         .iter()
         .map(|f| {
+            // A failed call checked nothing: it must not read as "found nothing".
             if zh {
-                format!("工具调用未返回证据：{f}")
+                format!("未能检查（工具调用失败）：{f}")
             } else {
-                format!("A tool call returned no evidence: {f}")
+                format!("Could not check (the tool call failed): {f}")
             }
         })
         .collect();

@@ -273,6 +273,10 @@ impl ChatModel for OpenAiModel {
         format!("openai:{}", self.cfg.model)
     }
 
+    fn model_for(&self, _role: crate::vocab::agent::AgentRole) -> String {
+        format!("openai:{} at {}", self.cfg.model, self.shown_url)
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         self.exchange(request).await.map_err(|mut e| {
             e.message = errors::redact(&e.message, self.key());

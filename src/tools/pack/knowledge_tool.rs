@@ -54,7 +54,16 @@ impl Tool for LookupKnowledge {
         }
     }
 
+    fn backend(&self) -> String {
+        self.pack.backend()
+    }
+
+    fn pack(&self) -> Option<&Arc<Pack>> {
+        Some(&self.pack)
+    }
+
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        self.pack.health.knowledge.check()?;
         let a = Args::new(args, &["query", "domain", "limit"])?;
         let query = a.required_string("query")?;
         let domain = a.string("domain")?.map(|d| d.to_lowercase());
@@ -115,6 +124,7 @@ impl Tool for LookupKnowledge {
                 })
                 .collect(),
             retrieved_domains: domains,
+            partial: None,
         })
     }
 }

@@ -3,12 +3,16 @@
 //! Everything here is user input. Only an unreadable `pack.toml` stops the
 //! load; every other problem is a [`PackWarning`] naming the file and line,
 //! and the usable rest is kept: a bad alert skips that alert, a bad log
-//! line skips that line.
+//! line skips that line. Each data file also gets a [`Readable`] verdict:
+//! a file that is missing, unreadable or corrupt, or whose bad items pass
+//! [`too_many_bad`], makes its tool fail with the reason; a file read only
+//! in part (the size cap, a tail cut mid-line) makes it say what was left
+//! out. "Could not check" must never read as "found nothing".
 
 use crate::text::clean;
 use crate::tools::pack::jsonpos::array_item_lines;
 use crate::tools::pack::text::parse_time;
-use crate::tools::pack::{Alert, LogLine, PackError, PackManifest, PackWarning};
+use crate::tools::pack::{Alert, LogLine, PackError, PackManifest, PackWarning, Readable};
 use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -19,6 +23,17 @@ pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 pub const MAX_LOG_LINE_BYTES: usize = 64 * 1024;
 /// Per-file cap on itemised warnings; the rest are counted.
 const MAX_WARNINGS_PER_FILE: usize = 20;
+
+/// More than one item in twenty unusable: the file as a whole cannot be
+/// trusted to answer "is there any X", so its tool fails instead of
+/// answering from the rest. Fewer are warnings recorded with the run.
+pub fn too_many_bad(bad: usize, total: usize) -> bool {
+    bad > 0 && bad * 20 > total
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+}
 
 /// Collects warnings for one file, itemising the first few.
 pub struct FileWarnings<'a> {
@@ -138,70 +153,138 @@ pub fn load_manifest(
     })
 }
 
-/// Reads a whole small file, or warns why not. `None` if absent (and `required_warning`).
+/// Why a small file could not be read whole.
+pub enum Unread {
+    Missing,
+    /// Too big, or an I/O error: the message says which.
+    Failed(String),
+}
+
+/// A whole small file, with invalid UTF-8 replaced (and warned about).
+pub fn read_whole(
+    dir: &Path,
+    rel: &str,
+    warnings: &mut Vec<PackWarning>,
+) -> Result<String, Unread> {
+    let path = dir.join(rel);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unread::Missing),
+        Err(e) => return Err(Unread::Failed(format!("cannot read: {e}"))),
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Unread::Failed(format!(
+            "file is {}, over the {} limit; not read",
+            mib(meta.len()),
+            mib(MAX_FILE_BYTES)
+        )));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| Unread::Failed(format!("cannot read: {e}")))?;
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            FileWarnings::new(rel, warnings)
+                .warn(None, "file is not valid UTF-8; invalid bytes replaced");
+            Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
+        }
+    }
+}
+
+/// Reads a whole small file, or warns why not. `None` if absent (warned
+/// about when `missing_warning`) or unreadable.
 pub fn read_small(
     dir: &Path,
     rel: &str,
     warnings: &mut Vec<PackWarning>,
     missing_warning: bool,
 ) -> Option<String> {
-    let path = dir.join(rel);
-    let mut w = FileWarnings::new(rel, warnings);
-    let meta = match std::fs::metadata(&path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    match read_whole(dir, rel, warnings) {
+        Ok(text) => Some(text),
+        Err(Unread::Missing) => {
             if missing_warning {
-                w.warn(None, "file is missing; the pack has none of this data");
+                FileWarnings::new(rel, warnings)
+                    .warn(None, "file is missing; the pack has none of this data");
             }
-            return None;
+            None
         }
-        Err(e) => {
-            w.warn(None, format!("cannot read: {e}"));
-            return None;
-        }
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        w.warn(
-            None,
-            format!(
-                "file is {} bytes, over the {MAX_FILE_BYTES}-byte limit; skipped",
-                meta.len()
-            ),
-        );
-        return None;
-    }
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) => {
-            w.warn(None, format!("cannot read: {e}"));
-            return None;
-        }
-    };
-    match String::from_utf8(bytes) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            w.warn(None, "file is not valid UTF-8; invalid bytes replaced");
-            Some(String::from_utf8_lossy(e.as_bytes()).into_owned())
+        Err(Unread::Failed(why)) => {
+            FileWarnings::new(rel, warnings).warn(None, why);
+            None
         }
     }
 }
 
-pub fn load_alerts(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<Alert> {
-    let Some(text) = read_small(dir, "alerts.json", warnings, true) else {
-        return Vec::new();
+/// The pack's alerts and whether `alerts.json` could answer at all.
+pub fn load_alerts(dir: &Path, warnings: &mut Vec<PackWarning>) -> (Vec<Alert>, Readable) {
+    let text = match read_whole(dir, "alerts.json", warnings) {
+        Ok(text) => text,
+        Err(Unread::Missing) => {
+            let why = "alerts.json is missing from the pack";
+            FileWarnings::new("alerts.json", warnings).warn(None, "file is missing");
+            return (Vec::new(), Readable::Unreadable(why.into()));
+        }
+        Err(Unread::Failed(why)) => {
+            FileWarnings::new("alerts.json", warnings).warn(None, why.clone());
+            return (
+                Vec::new(),
+                Readable::Unreadable(format!("alerts.json: {why}")),
+            );
+        }
     };
-    parse_alerts(&text, &mut FileWarnings::new("alerts.json", warnings))
+    let mut w = FileWarnings::new("alerts.json", warnings);
+    let parsed = parse_alerts_checked(&text, &mut w);
+    let readable = match parsed.broken {
+        Some(why) => Readable::Unreadable(format!("alerts.json {why}")),
+        None if too_many_bad(parsed.skipped.len(), parsed.total) => Readable::Unreadable(format!(
+            "alerts.json: {} of {} alerts could not be read (first: {})",
+            parsed.skipped.len(),
+            parsed.total,
+            parsed.skipped.first().map(String::as_str).unwrap_or("")
+        )),
+        None => Readable::Whole,
+    };
+    (parsed.alerts, readable)
+}
+
+/// Alerts parsed from `alerts.json` text, with what was wrong.
+pub struct ParsedAlerts {
+    pub alerts: Vec<Alert>,
+    /// Items in the file, good and bad.
+    pub total: usize,
+    /// One line per skipped alert: "line 12: no 'labels'".
+    pub skipped: Vec<String>,
+    /// The file as a whole does not parse: "line 7: not valid JSON (...)".
+    pub broken: Option<String>,
 }
 
 pub fn parse_alerts(text: &str, w: &mut FileWarnings) -> Vec<Alert> {
+    parse_alerts_checked(text, w).alerts
+}
+
+pub fn parse_alerts_checked(text: &str, w: &mut FileWarnings) -> ParsedAlerts {
+    let mut out = ParsedAlerts {
+        alerts: Vec::new(),
+        total: 0,
+        skipped: Vec::new(),
+        broken: None,
+    };
     if text.trim().is_empty() {
-        return Vec::new();
+        return out;
     }
+    let broken = |w: &mut FileWarnings, line: usize, why: String| {
+        w.warn(Some(line), why.clone());
+        ParsedAlerts {
+            alerts: Vec::new(),
+            total: 0,
+            skipped: Vec::new(),
+            broken: Some(format!("line {line}: {why}")),
+        }
+    };
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            w.warn(Some(e.line()), format!("not valid JSON: {e}"));
-            return Vec::new();
+            let why = format!("not valid JSON ({})", strip_position(&e.to_string()));
+            return broken(w, e.line().max(1), why);
         }
     };
     // The bare array, Prometheus' full response, or just {"alerts": [...]}.
@@ -211,28 +294,45 @@ pub fn parse_alerts(text: &str, w: &mut FileWarnings) -> Vec<Alert> {
             (Some(Value::Array(a)), _) => (a, &["data", "alerts"]),
             (_, Some(Value::Array(a))) => (a, &["alerts"]),
             _ => {
-                w.warn(Some(1), "expected an array of alerts, {\"data\": {\"alerts\": [...]}} or {\"alerts\": [...]}");
-                return Vec::new();
+                return broken(
+                    w,
+                    1,
+                    "expected an array of alerts, {\"data\": {\"alerts\": [...]}} or {\"alerts\": [...]}".into(),
+                );
             }
         },
         _ => {
-            w.warn(
-                Some(1),
-                "expected an array of alerts or an object holding one",
+            return broken(
+                w,
+                1,
+                "expected an array of alerts or an object holding one".into(),
             );
-            return Vec::new();
         }
     };
     let lines = array_item_lines(text, path).filter(|l| l.len() == items.len());
-    let mut alerts = Vec::with_capacity(items.len());
+    out.total = items.len();
+    out.alerts.reserve(items.len());
     for (i, item) in items.iter().enumerate() {
         let line = lines.as_ref().and_then(|l| l.get(i).copied());
         match parse_alert(item) {
-            Ok(a) => alerts.push(a),
-            Err(msg) => w.warn(line, format!("alert #{} skipped: {msg}", i + 1)),
+            Ok(a) => out.alerts.push(a),
+            Err(msg) => {
+                let at = line.map_or_else(|| format!("alert #{}", i + 1), |l| format!("line {l}"));
+                out.skipped.push(format!("{at}: {msg}"));
+                w.warn(line, format!("alert #{} skipped: {msg}", i + 1));
+            }
         }
     }
-    alerts
+    out
+}
+
+/// serde_json's message without its " at line L column C" tail (the line
+/// is reported apart).
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
 }
 
 fn parse_alert(v: &Value) -> Result<Alert, String> {
@@ -284,25 +384,49 @@ fn parse_alert(v: &Value) -> Result<Alert, String> {
     })
 }
 
-pub fn load_logs(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<LogLine> {
+/// The pack's log lines and whether `logs.jsonl` could answer whole.
+pub fn load_logs(dir: &Path, warnings: &mut Vec<PackWarning>) -> (Vec<LogLine>, Readable) {
+    load_logs_capped(dir, warnings, MAX_FILE_BYTES)
+}
+
+/// [`load_logs`] with the size cap given (tests use a small one).
+pub fn load_logs_capped(
+    dir: &Path,
+    warnings: &mut Vec<PackWarning>,
+    cap: u64,
+) -> (Vec<LogLine>, Readable) {
     let path = dir.join("logs.jsonl");
     let mut w = FileWarnings::new("logs.jsonl", warnings);
-    let file = match std::fs::File::open(&path) {
+    let (file, size) = match std::fs::File::open(&path).and_then(|f| {
+        let size = f.metadata()?.len();
+        Ok((f, size))
+    }) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            w.warn(None, "file is missing; the pack has no logs");
-            return Vec::new();
+            w.warn(None, "file is missing");
+            return (
+                Vec::new(),
+                Readable::Unreadable("logs.jsonl is missing from the pack".into()),
+            );
         }
         Err(e) => {
             w.warn(None, format!("cannot read: {e}"));
-            return Vec::new();
+            return (
+                Vec::new(),
+                Readable::Unreadable(format!("logs.jsonl: cannot read: {e}")),
+            );
         }
     };
-    let mut reader = BufReader::new(file.take(MAX_FILE_BYTES));
+    let mut reader = BufReader::new(file.take(cap));
     let mut logs = Vec::new();
     let mut buf = Vec::new();
     let mut line_no = 0usize;
     let mut read_total = 0u64;
+    // Non-empty lines seen, and those that could not be used.
+    let mut lines = 0usize;
+    let mut bad: Vec<String> = Vec::new();
+    let mut stopped: Option<String> = None;
+    let mut cut_tail: Option<usize> = None;
     loop {
         buf.clear();
         let n = match reader.read_until(b'\n', &mut buf) {
@@ -310,11 +434,13 @@ pub fn load_logs(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<LogLine> {
             Ok(n) => n,
             Err(e) => {
                 w.warn(Some(line_no + 1), format!("read error: {e}; stopped here"));
+                stopped = Some(format!("read error at line {}: {e}", line_no + 1));
                 break;
             }
         };
         read_total += n as u64;
         line_no += 1;
+        let ends_line = buf.last() == Some(&b'\n');
         if buf.len() > MAX_LOG_LINE_BYTES {
             w.warn(
                 Some(line_no),
@@ -323,31 +449,65 @@ pub fn load_logs(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<LogLine> {
                     buf.len()
                 ),
             );
+            lines += 1;
+            bad.push(format!("line {line_no}: too long"));
             continue;
         }
         let Ok(text) = std::str::from_utf8(&buf) else {
             w.warn(Some(line_no), "line is not valid UTF-8; skipped");
+            lines += 1;
+            bad.push(format!("line {line_no}: not valid UTF-8"));
             continue;
         };
         if text.trim().is_empty() {
             continue;
         }
+        lines += 1;
         match parse_log_line(text) {
             Ok(l) => logs.push(l),
-            Err(msg) => w.warn(Some(line_no), msg),
+            // A last line without its newline that does not parse is a
+            // write cut short (or the size cap), not a bad line.
+            Err(_) if !ends_line => {
+                w.warn(Some(line_no), "the file ends in the middle of this line");
+                lines -= 1;
+                cut_tail = Some(line_no);
+            }
+            Err(msg) => {
+                bad.push(format!("line {line_no}: {msg}"));
+                w.warn(Some(line_no), msg);
+            }
         }
     }
-    if read_total >= MAX_FILE_BYTES {
-        w.warn(
-            None,
-            format!(
-                "file is over {MAX_FILE_BYTES} bytes; only the first {MAX_FILE_BYTES} were read"
-            ),
+    let readable = if let Some(why) = stopped {
+        Readable::Partial(format!(
+            "logs.jsonl was read only up to line {line_no}: {why}"
+        ))
+    } else if read_total >= cap && size > cap {
+        let why = format!(
+            "logs.jsonl is {}; only the first {} (up to line {line_no}) were read",
+            mib(size),
+            mib(cap)
         );
-    }
+        w.warn(None, why.clone());
+        Readable::Partial(why)
+    } else if too_many_bad(bad.len(), lines) {
+        Readable::Unreadable(format!(
+            "logs.jsonl: {} of {} lines could not be read (first: {})",
+            bad.len(),
+            lines,
+            bad.first().map(String::as_str).unwrap_or("")
+        ))
+    } else if let Some(line) = cut_tail {
+        Readable::Partial(format!(
+            "logs.jsonl ends in the middle of line {line}: the file looks cut short, and \
+             what followed was not read"
+        ))
+    } else {
+        Readable::Whole
+    };
     // Chronological; stable, so lines with equal times keep file order.
     logs.sort_by_key(|l| l.ts);
-    logs
+    (logs, readable)
 }
 
 const TS_KEYS: [&str; 4] = ["ts", "timestamp", "time", "@timestamp"];

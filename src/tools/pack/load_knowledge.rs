@@ -9,8 +9,8 @@
 use crate::knowledge::domains::DomainMeta;
 use crate::knowledge::frontmatter::{self, Parsed};
 use crate::knowledge::{KnowledgeDoc, Skill};
-use crate::tools::pack::PackWarning;
-use crate::tools::pack::load::{FileWarnings, read_small};
+use crate::tools::pack::load::{FileWarnings, Unread, read_whole, too_many_bad};
+use crate::tools::pack::{PackWarning, Readable};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,21 +23,34 @@ const MAX_DOC_BYTES: u64 = 5 * 1024 * 1024;
 pub struct LoadedKnowledge {
     pub documents: Vec<KnowledgeDoc>,
     pub domain_meta: BTreeMap<String, DomainMeta>,
+    /// Whether the documents can answer a search: the directory is there
+    /// and few enough of its files failed to read.
+    pub readable: Readable,
+}
+
+pub struct LoadedSkills {
+    pub skills: Vec<Skill>,
+    /// Skill directory -> why its SKILL.md could not be read.
+    pub unreadable: BTreeMap<String, String>,
 }
 
 pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnowledge {
     let root = dir.join("knowledge");
     let mut files = Vec::new();
+    let mut readable = Readable::Whole;
     if root.is_dir() {
         walk(&root, 0, &mut files, warnings, dir);
     } else {
         warnings.push(PackWarning {
             file: "knowledge/".into(),
             line: None,
-            message: "directory is missing; lookup_knowledge will find nothing".into(),
+            message: "directory is missing".into(),
         });
+        readable = Readable::Unreadable("the pack has no knowledge/ directory".into());
     }
     files.sort();
+    let total = files.len();
+    let mut unread: Vec<String> = Vec::new();
     let mut documents = Vec::new();
     let mut domain_meta = BTreeMap::new();
     for path in files {
@@ -46,8 +59,13 @@ pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnow
         };
         let source = slash_path(rel_k);
         let rel = format!("knowledge/{source}");
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) => {
+                FileWarnings::new(&rel, warnings).warn(None, format!("cannot read: {e}"));
+                unread.push(format!("{rel}: cannot read: {e}"));
+                continue;
+            }
         };
         if meta.len() > MAX_DOC_BYTES {
             FileWarnings::new(&rel, warnings).warn(
@@ -57,12 +75,14 @@ pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnow
                     meta.len()
                 ),
             );
+            unread.push(format!("{rel}: over the size limit"));
             continue;
         }
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) => {
                 FileWarnings::new(&rel, warnings).warn(None, format!("cannot read: {e}"));
+                unread.push(format!("{rel}: cannot read: {e}"));
                 continue;
             }
         };
@@ -120,9 +140,18 @@ pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnow
             body: parsed.body,
         });
     }
+    if too_many_bad(unread.len(), total) {
+        readable = Readable::Unreadable(format!(
+            "{} of {} knowledge files could not be read (first: {})",
+            unread.len(),
+            total,
+            unread.first().map(String::as_str).unwrap_or("")
+        ));
+    }
     LoadedKnowledge {
         documents,
         domain_meta,
+        readable,
     }
 }
 
@@ -161,15 +190,19 @@ fn walk(
     }
 }
 
-pub fn load_skills(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<Skill> {
+pub fn load_skills(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedSkills {
     let root = dir.join("skills");
+    let mut unreadable = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(&root) else {
         warnings.push(PackWarning {
             file: "skills/".into(),
             line: None,
             message: "directory is missing; the pack has no skills".into(),
         });
-        return Vec::new();
+        return LoadedSkills {
+            skills: Vec::new(),
+            unreadable,
+        };
     };
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
@@ -187,8 +220,17 @@ pub fn load_skills(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<Skill> {
             continue;
         }
         let rel = format!("skills/{dir_name}/SKILL.md");
-        let Some(text) = read_small(dir, &rel, warnings, true) else {
-            continue;
+        let text = match read_whole(dir, &rel, warnings) {
+            Ok(text) => text,
+            Err(unread) => {
+                let why = match unread {
+                    Unread::Missing => "file is missing".to_string(),
+                    Unread::Failed(why) => why,
+                };
+                FileWarnings::new(&rel, warnings).warn(None, why.clone());
+                unreadable.insert(dir_name, format!("{rel}: {why}"));
+                continue;
+            }
         };
         let parsed = parsed_with_warnings(&text, &rel, warnings);
         let mut w = FileWarnings::new(&rel, warnings);
@@ -226,7 +268,7 @@ pub fn load_skills(dir: &Path, warnings: &mut Vec<PackWarning>) -> Vec<Skill> {
             source: rel,
         });
     }
-    skills
+    LoadedSkills { skills, unreadable }
 }
 
 fn parsed_with_warnings(text: &str, rel: &str, warnings: &mut Vec<PackWarning>) -> Parsed {

@@ -7,7 +7,7 @@
 
 use crate::text::clean;
 use crate::tools::pack::text::{Args, fmt_time, query_summary};
-use crate::tools::pack::{LogLine, Pack};
+use crate::tools::pack::{LogLine, Pack, Readable};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_LOGS, ToolSpec};
 use async_trait::async_trait;
@@ -127,7 +127,16 @@ impl Tool for QueryLogs {
         }
     }
 
+    fn backend(&self) -> String {
+        self.pack.backend()
+    }
+
+    fn pack(&self) -> Option<&Arc<Pack>> {
+        Some(&self.pack)
+    }
+
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let partial = self.pack.health.logs.check()?;
         let a = Args::new(
             args,
             &[
@@ -194,6 +203,9 @@ impl Tool for QueryLogs {
             .collect();
         let total = matching.len();
         if total == 0 {
+            if let Some(why) = partial {
+                return Err(Readable::nothing_found_in_part(why));
+            }
             let mut msg = String::from("no log line matched these filters");
             if let Some(s) = &service {
                 if !self
@@ -228,6 +240,7 @@ impl Tool for QueryLogs {
                 })
                 .collect(),
             retrieved_domains: vec![],
+            partial: partial.map(str::to_string),
         })
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::text::clean;
 use crate::tools::pack::text::{Args, fmt_time, query_summary};
-use crate::tools::pack::{Alert, Pack};
+use crate::tools::pack::{Alert, Pack, Readable};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec};
 use async_trait::async_trait;
@@ -123,8 +123,17 @@ impl Tool for QueryMetrics {
         }
     }
 
+    fn backend(&self) -> String {
+        self.pack.backend()
+    }
+
+    fn pack(&self) -> Option<&Arc<Pack>> {
+        Some(&self.pack)
+    }
+
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
         let a = Args::new(args, &["service", "alertname", "state"])?;
+        let partial = self.pack.health.alerts.check()?;
         let service = a.string("service")?;
         let alertname = a.string("alertname")?;
         let state = a.string("state")?.map(|s| s.to_ascii_lowercase());
@@ -152,6 +161,9 @@ impl Tool for QueryMetrics {
             })
             .collect();
         if matches.is_empty() {
+            if let Some(why) = partial {
+                return Err(Readable::nothing_found_in_part(why));
+            }
             let known = self.pack.alerts.len();
             return Ok(ToolOutput::no_evidence(
                 QUERY_METRICS,
@@ -173,6 +185,7 @@ impl Tool for QueryMetrics {
             evidence_status: EvidenceStatus::Supported,
             evidence_refs: refs,
             retrieved_domains: vec![],
+            partial: partial.map(str::to_string),
         })
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! Packs are user input: a malformed line or front matter block is a
 //! warning naming the file and line, and the rest still loads. Only a
-//! missing or unreadable directory or `pack.toml` is an error.
+//! missing or unreadable directory or `pack.toml` is an error. Whether
+//! each data file can answer at all is its [`Readable`] verdict: the tools
+//! fail with it, or say what part they could not read.
 
 mod jsonpos;
 pub mod knowledge_tool;
@@ -23,6 +25,9 @@ use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -79,6 +84,49 @@ impl std::fmt::Display for PackWarning {
     }
 }
 
+impl Readable {
+    /// Whether a tool over this source may answer: `Err` with the reason
+    /// when it cannot, else what part was left out (if any).
+    pub fn check(&self) -> Result<Option<&str>, crate::tools::ToolError> {
+        match self {
+            Readable::Whole => Ok(None),
+            Readable::Partial(why) => Ok(Some(why)),
+            Readable::Unreadable(why) => Err(crate::tools::ToolError::Unreadable(why.clone())),
+        }
+    }
+
+    /// A query that found nothing in a source read in part did not check
+    /// the rest: a failure that says so, never "no evidence".
+    pub fn nothing_found_in_part(partial: &str) -> crate::tools::ToolError {
+        crate::tools::ToolError::Unreadable(format!(
+            "{partial}; nothing matched in the part that was read, and the rest was not checked"
+        ))
+    }
+}
+
+/// How completely one data source of the pack was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Readable {
+    #[default]
+    Whole,
+    /// Read in part; says what was left out. Tools answer from the rest
+    /// and say so, and a query that finds nothing there fails, since the
+    /// unread part was not checked.
+    Partial(String),
+    /// Missing, unreadable or corrupt; says why. Its tool fails with it.
+    Unreadable(String),
+}
+
+/// The [`Readable`] verdict of each of the pack's sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PackHealth {
+    pub alerts: Readable,
+    pub logs: Readable,
+    pub knowledge: Readable,
+    /// Skill directory -> why its SKILL.md could not be read.
+    pub unreadable_skills: BTreeMap<String, String>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
     #[error("pack {path}: {message}")]
@@ -95,6 +143,9 @@ pub struct Pack {
     pub index: KnowledgeIndex,
     pub skills: Vec<Skill>,
     pub warnings: Vec<PackWarning>,
+    pub health: PackHealth,
+    /// `sha256:…` over the pack's file names and contents.
+    pub content_hash: String,
 }
 
 impl Pack {
@@ -118,8 +169,8 @@ impl Pack {
         }
         let mut warnings = Vec::new();
         let manifest = load::load_manifest(dir, &mut warnings)?;
-        let alerts = load::load_alerts(dir, &mut warnings);
-        let logs = load::load_logs(dir, &mut warnings);
+        let (alerts, alerts_read) = load::load_alerts(dir, &mut warnings);
+        let (logs, logs_read) = load::load_logs(dir, &mut warnings);
         let knowledge = load_knowledge::load_knowledge(dir, &mut warnings);
         let skills = load_knowledge::load_skills(dir, &mut warnings);
         let domains = summarize_domains(&knowledge.documents, &knowledge.domain_meta);
@@ -150,9 +201,21 @@ impl Pack {
             documents: knowledge.documents,
             domains,
             index,
-            skills,
+            skills: skills.skills,
             warnings,
+            health: PackHealth {
+                alerts: alerts_read,
+                logs: logs_read,
+                knowledge: knowledge.readable,
+                unreadable_skills: skills.unreadable,
+            },
+            content_hash: content_hash(dir),
         })
+    }
+
+    /// How the run records this pack as a tool's backend.
+    pub fn backend(&self) -> String {
+        format!("pack:{}", self.dir.display())
     }
 
     /// The reference "now" for relative time windows.
@@ -187,6 +250,75 @@ impl Pack {
             self.skill_catalog(),
             self.manifest.services.clone(),
         )
+    }
+}
+
+/// Bytes of one file that go into the content hash; past this, its length
+/// and modification time stand for the rest, so a huge log does not make
+/// every start read it twice.
+const HASHED_BYTES_PER_FILE: u64 = load::MAX_FILE_BYTES;
+const HASH_MAX_DEPTH: usize = 8;
+
+/// `sha256:` over every file under `dir` (hidden ones and symlinks
+/// excepted, as the loaders skip them): its relative path, its length and
+/// its contents. Equal hashes mean the runs read the same pack.
+pub fn content_hash(dir: &Path) -> String {
+    let mut files = Vec::new();
+    collect_files(dir, dir, 0, &mut files);
+    files.sort();
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    for (rel, path) in files {
+        h.update(rel.as_bytes());
+        h.update([0]);
+        let Ok(file) = std::fs::File::open(&path) else {
+            h.update(b"unreadable");
+            continue;
+        };
+        let meta = file.metadata().ok();
+        let len = meta.as_ref().map_or(0, std::fs::Metadata::len);
+        h.update(len.to_le_bytes());
+        let mut limited = file.take(HASHED_BYTES_PER_FILE);
+        loop {
+            match limited.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => h.update(&buf[..n]),
+                Err(_) => {
+                    h.update(b"read error");
+                    break;
+                }
+            }
+        }
+        if len > HASHED_BYTES_PER_FILE {
+            let modified = meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            h.update(modified.to_le_bytes());
+        }
+    }
+    format!("sha256:{}", hex::encode(h.finalize()))
+}
+
+fn collect_files(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(ft) = entry.file_type() else { continue };
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if ft.is_dir() && depth < HASH_MAX_DEPTH {
+            collect_files(root, &path, depth + 1, out);
+        } else if ft.is_file() {
+            let rel = path
+                .strip_prefix(root)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            out.push((rel, path));
+        }
     }
 }
 

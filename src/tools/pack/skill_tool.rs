@@ -30,9 +30,26 @@ impl Tool for ReadSkill {
         }
     }
 
+    fn backend(&self) -> String {
+        self.pack.backend()
+    }
+
+    fn pack(&self) -> Option<&Arc<Pack>> {
+        Some(&self.pack)
+    }
+
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
         let a = Args::new(args, &["name"])?;
         let name = a.required_string("name")?;
+        if let Some((_, why)) = self
+            .pack
+            .health
+            .unreadable_skills
+            .iter()
+            .find(|(dir, _)| dir.eq_ignore_ascii_case(&name))
+        {
+            return Err(ToolError::Unreadable(why.clone()));
+        }
         let Some(skill) = self
             .pack
             .skills
@@ -51,6 +68,7 @@ impl Tool for ReadSkill {
             evidence_status: EvidenceStatus::Supported,
             evidence_refs: vec![],
             retrieved_domains: vec![],
+            partial: None,
         })
     }
 }

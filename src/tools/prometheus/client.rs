@@ -78,8 +78,8 @@ impl Client {
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(transport)? {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(ToolError::Backend(format!(
-                    "Prometheus {path} answered more than {} MiB",
+                return Err(ToolError::BadResponse(format!(
+                    "Prometheus {path} answered more than {} MiB; not read",
                     MAX_BODY_BYTES >> 20
                 )));
             }
@@ -92,25 +92,30 @@ impl Client {
             Some((kind.to_string(), clean(msg, 300)))
         });
         if !(200..300).contains(&status) {
-            return Err(match (status, envelope_error, promql) {
-                (400, Some((kind, msg)), Some(q)) => ToolError::Backend(format!(
+            let hint = match status {
+                401 => ": check the credentials",
+                403 => ": the credentials may not read this",
+                429 => ": rate limited",
+                _ => "",
+            };
+            let message = match (status, envelope_error, promql) {
+                (400, Some((kind, msg)), Some(q)) => format!(
                     "Prometheus rejected the PromQL query {:?} (HTTP 400, {kind}): {msg}",
                     clean(q, 300)
-                )),
-                (_, Some((kind, msg)), _) => ToolError::Backend(format!(
-                    "Prometheus {path} answered HTTP {status} ({kind}): {msg}"
-                )),
+                ),
+                (_, Some((kind, msg)), _) => {
+                    format!("HTTP {status}{hint} (Prometheus {path}, {kind}): {msg}")
+                }
                 (_, None, _) => {
                     let text = clean(&String::from_utf8_lossy(&body), 200);
                     let sep = if text.is_empty() { "" } else { ": " };
-                    ToolError::Backend(format!(
-                        "Prometheus {path} answered HTTP {status}{sep}{text}"
-                    ))
+                    format!("HTTP {status}{hint} (Prometheus {path}){sep}{text}")
                 }
-            });
+            };
+            return Err(ToolError::Status { status, message });
         }
         let Some(json) = json else {
-            return Err(ToolError::Backend(format!(
+            return Err(ToolError::BadResponse(format!(
                 "Prometheus {path} answered HTTP {status} with a body that is not JSON: {}",
                 clean(&String::from_utf8_lossy(&body), 120)
             )));
@@ -119,7 +124,7 @@ impl Client {
             let detail = envelope_error
                 .map(|(k, m)| format!("{k}: {m}"))
                 .unwrap_or_else(|| "no status \"success\" in the answer".into());
-            return Err(ToolError::Backend(format!(
+            return Err(ToolError::BadResponse(format!(
                 "Prometheus {path} failed: {detail}"
             )));
         }
@@ -131,12 +136,20 @@ impl Client {
 
     fn transport_error(&self, e: &reqwest::Error) -> ToolError {
         if e.is_timeout() {
-            return ToolError::Timeout(self.timeout.as_millis() as u64);
+            return ToolError::Timeout(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
         }
         let cause = root_cause(e);
-        if e.is_connect() {
+        if e.is_connect() && cause.to_ascii_lowercase().contains("refused") {
+            ToolError::Unavailable(format!("connection refused to {}", self.shown))
+        } else if e.is_connect() {
             ToolError::Unavailable(format!(
                 "cannot connect to Prometheus at {}: {cause}",
+                self.shown
+            ))
+        } else if e.is_body() || e.is_decode() {
+            // The answer started and broke off: a truncated body.
+            ToolError::BadResponse(format!(
+                "Prometheus at {} broke off its answer: {cause}",
                 self.shown
             ))
         } else {

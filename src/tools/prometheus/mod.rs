@@ -8,9 +8,11 @@
 //! order, so the Gatekeeper and the offline model treat both alike. When a service is named, its instant values come
 //! from `/api/v1/query` with a PromQL built from a configurable template;
 //! they go into the body as `values` (context for the model) but carry no
-//! refs, so a claim must still stand on an alert. Every backend failure
-//! (refused connection, timeout, non-success status, bad PromQL) is a
-//! [`ToolError`] whose message the Executor sees as the failed result.
+//! refs, so a claim must still stand on an alert. A failed value query
+//! keeps the alerts already read: the invocation is partial and says why.
+//! Every failure of the alerts query (refused connection, timeout,
+//! non-success status, a body that is not the API's) is a [`ToolError`]
+//! whose message the Executor sees as the failed result.
 
 mod client;
 mod refs;
@@ -213,6 +215,16 @@ impl Tool for PrometheusMetrics {
         query_metrics_spec()
     }
 
+    fn backend(&self) -> String {
+        format!("prometheus:{}", self.client.shown_url())
+    }
+
+    /// Two requests (alerts, then values) each bounded by the configured
+    /// timeout, plus a margin for the work between them.
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.cfg.timeout * 2 + Duration::from_secs(1))
+    }
+
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
         let q = parse_args(args)?;
         let answer = self.client.get("/api/v1/alerts", None).await?;
@@ -229,8 +241,16 @@ impl Tool for PrometheusMetrics {
         // A storm of alerts would drown the model; the total stays honest.
         let matched = alerts.len();
         alerts.truncate(MAX_ALERTS);
+        // The values are context, not evidence: when they fail, the alerts
+        // already read still answer, and the invocation says what is missing.
         let values = match (&q.service, self.cfg.promql_template.trim().is_empty()) {
-            (Some(service), false) => Some(self.instant_values(service).await?),
+            (Some(service), false) => Some(self.instant_values(service).await),
+            _ => None,
+        };
+        let values_error = match &values {
+            Some(Err(e)) => Some(format!(
+                "the metric values for this service could not be read ({e}); the alerts were"
+            )),
             _ => None,
         };
         let now = answer.server_time.unwrap_or_else(Utc::now);
@@ -261,18 +281,23 @@ impl Tool for PrometheusMetrics {
                 evidence_status: EvidenceStatus::Supported,
                 evidence_refs: refs,
                 retrieved_domains: vec![],
+                partial: None,
             }
         };
         if let Value::Object(body) = &mut output.body {
             body.insert("source".into(), json!("prometheus"));
-            if let Some((promql, values, truncated)) = values {
+            if let Some(Ok((promql, values, truncated))) = values {
                 body.insert("promql".into(), json!(promql));
                 body.insert("values".into(), Value::Array(values));
                 if truncated {
                     body.insert("values_truncated".into(), json!(true));
                 }
             }
+            if let Some(why) = &values_error {
+                body.insert("values_error".into(), json!(why));
+            }
         }
+        output.partial = values_error;
         Ok(output)
     }
 }

@@ -22,16 +22,35 @@ pub struct Effects {
     pub tx: mpsc::Sender<Msg>,
     gate: Option<mpsc::Sender<StepCommand>>,
     cancel: Option<CancellationToken>,
+    /// Each engine run holds a clone until it has ended and saved its end;
+    /// [`Effects::finish`] waits for all of them to be dropped.
+    alive: Option<mpsc::Sender<()>>,
+    all_ended: mpsc::Receiver<()>,
 }
 
 impl Effects {
     pub fn new(ctx: Arc<TuiContext>, tx: mpsc::Sender<Msg>) -> Effects {
+        let (alive, all_ended) = mpsc::channel(1);
         Effects {
             ctx,
             tx,
             gate: None,
             cancel: None,
+            alive: Some(alive),
+            all_ended,
         }
+    }
+
+    /// Stops the run on screen and waits (at most `wait`) until every run
+    /// started here has ended and saved how it ended, so quitting never
+    /// leaves a run RUNNING. Returns false when the wait ran out.
+    pub async fn finish(&mut self, wait: std::time::Duration) -> bool {
+        self.stop_current();
+        self.alive = None;
+        // `recv` yields None once every run task has dropped its sender.
+        tokio::time::timeout(wait, self.all_ended.recv())
+            .await
+            .is_ok()
     }
 
     /// Stops the run on screen (if any): its events would be dropped
@@ -89,6 +108,12 @@ impl Effects {
                     let _ = tx.send(Msg::ReplayLoaded { generation, result }).await;
                 });
             }
+            Command::Cancel => {
+                // The run keeps its channel: its CANCELLED end still shows.
+                if let Some(c) = &self.cancel {
+                    c.cancel();
+                }
+            }
             Command::LoadRuns => self.load_runs(),
             Command::ListScenarios => {
                 let dir = self.ctx.scenarios_dir.clone();
@@ -133,6 +158,7 @@ impl Effects {
         };
         let tx = self.tx.clone();
         let store = self.ctx.store.clone();
+        let alive = self.alive.clone();
         tokio::spawn(async move {
             let (engine, mut request) = match prepare.await {
                 Ok(p) => p,
@@ -151,8 +177,13 @@ impl Effects {
             request.cancel = cancel;
             request.step_gate = gate_rx.map(|commands| StepGate { commands });
             // The run in its own task, so a panic in the engine becomes an
-            // error message instead of killing the UI.
-            let run = tokio::spawn(async move { engine.run(request).await });
+            // error message instead of killing the UI. It holds `alive`
+            // until its end is saved, even if nobody forwards its events.
+            let run = tokio::spawn(async move {
+                let outcome = engine.run(request).await;
+                drop(alive);
+                outcome
+            });
             let mut forwarded = 0usize;
             while let Some(event) = events_rx.recv().await {
                 forwarded += 1;

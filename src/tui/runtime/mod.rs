@@ -40,6 +40,8 @@ pub struct TuiContext {
     /// e.g. "offline (rule-based)".
     pub model_label: String,
     pub db_label: String,
+    /// Problems found loading the pack, shown until a run starts.
+    pub pack_warnings: Vec<String>,
 }
 
 pub enum Launch {
@@ -86,6 +88,12 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     let theme = Theme::load(&ctx.theme).wrap_err("loading the theme")?;
     let keymap = Keymap::with_overrides(&ctx.key_overrides).wrap_err("reading key overrides")?;
     let (mut state, first) = initial_state(theme, keymap, &ctx.model_label, &ctx.db_label, &launch);
+    if let Some(first) = ctx.pack_warnings.first() {
+        state.notice = Some(match ctx.pack_warnings.len() {
+            1 => format!("pack warning: {first}"),
+            n => format!("{n} pack warnings, first: {first}"),
+        });
+    }
     let ctx = Arc::new(ctx);
     let (tx, mut rx) = mpsc::channel::<Msg>(MSG_CHANNEL);
     let mut effects = Effects::new(ctx.clone(), tx.clone());
@@ -114,7 +122,15 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
         })
         .await;
     let restored = ratatui::try_restore();
+    // A run stopped by quitting ends CANCELLED; wait until that is saved
+    // (the screen is already back), so it is never left RUNNING.
+    if !effects.finish(RUN_END_WAIT).await {
+        tracing::warn!("a run had not saved its end when the TUI quit");
+    }
     result.wrap_err("the TUI stopped")?;
     restored.wrap_err("restoring the terminal")?;
     Ok(())
 }
+
+/// How long quitting waits for a cancelled run to save its end.
+const RUN_END_WAIT: std::time::Duration = std::time::Duration::from_secs(15);

@@ -12,7 +12,7 @@ pub mod run_view;
 
 pub use run_view::{RunView, TransitionRow};
 
-use crate::tui::keymap::Keymap;
+use crate::tui::keymap::{Context, Keymap};
 use crate::tui::theme::Theme;
 use crate::vocab::events::EngineEvent;
 use crate::vocab::run::RunSummary;
@@ -98,6 +98,8 @@ pub struct Shown {
     pub stepping: bool,
     /// Error reported by the source (engine or store), code-made text.
     pub error: Option<String>,
+    /// The source has ended (its task is done, whatever it sent).
+    pub done: bool,
 }
 
 impl Shown {
@@ -125,9 +127,34 @@ pub struct DemoEntry {
     pub error: Option<String>,
 }
 
+/// What a yes/no question does when answered yes. Each one would stop
+/// the live run, which then ends CANCELLED.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    Quit,
+    Ask { question: String, stepping: bool },
+    Replay(i64),
+    Demo(DemoEntry),
+}
+
+impl Pending {
+    pub fn prompt(&self, run_id: Option<i64>) -> String {
+        let run = run_id.map_or_else(|| "The run".to_string(), |id| format!("Run {id}"));
+        let what = match self {
+            Pending::Quit => "Quit and cancel it?",
+            Pending::Ask { .. } => "Cancel it and ask the new question?",
+            Pending::Replay(_) => "Cancel it and open the other run?",
+            Pending::Demo(_) => "Cancel it and start the demo?",
+        };
+        format!("{run} is still going. {what}")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     Help,
+    /// A yes/no question before something that would stop the live run.
+    Confirm(Pending),
     /// Highlighted JSON, computed once when opened.
     Detail {
         title: String,
@@ -223,6 +250,36 @@ impl AppState {
 
     pub fn view(&self) -> &RunView {
         &self.shown.view
+    }
+
+    /// A run started here is still going: stopping it must be asked for.
+    pub fn run_live(&self) -> bool {
+        self.shown.generation != 0
+            && self.mode != Mode::Replay
+            && !self.shown.done
+            && self.shown.view.finished.is_none()
+    }
+
+    /// The keymap contexts active now, the most specific first.
+    pub fn contexts(&self) -> Vec<Context> {
+        let mut c = Vec::with_capacity(4);
+        match &self.popup {
+            Some(Popup::Confirm(_)) => return vec![Context::Confirm],
+            Some(_) => c.push(Context::Popup),
+            None => {}
+        }
+        // Stopping a live run is the key that must always be in sight.
+        if self.run_live() {
+            c.push(Context::Running);
+        }
+        if self.shown.stepping && self.shown.view.finished.is_none() {
+            c.push(Context::Step);
+        }
+        if self.mode == Mode::Replay {
+            c.push(Context::Replay);
+        }
+        c.push(Context::Global);
+        c
     }
 
     /// Starts showing a new source and returns its generation; anything

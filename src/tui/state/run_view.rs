@@ -6,7 +6,7 @@
 use crate::vocab::contracts::GatekeeperResult;
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
-use crate::vocab::run::{RunEnd, VerdictSnapshot};
+use crate::vocab::run::{RunEnd, RunSources, VerdictSnapshot};
 use crate::vocab::tool::ToolInvocation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +28,8 @@ pub struct RunView {
     pub question: String,
     pub model: String,
     pub scenario: Option<String>,
+    /// Backends, pack (and its load warnings) and models of the run.
+    pub sources: Arc<RunSources>,
     /// The node that was entered and has not finished yet.
     pub current: Option<NodeId>,
     /// How the current node was reached: the edge the engine is about to
@@ -72,12 +74,14 @@ impl RunView {
                 question,
                 model,
                 scenario,
+                sources,
                 ..
             } => {
                 self.session_id = session_id.clone();
                 self.question = question.clone();
                 self.model = model.clone();
                 self.scenario = scenario.clone();
+                self.sources = Arc::clone(sources);
             }
             EventKind::NodeEntered { node, via, .. } => {
                 let from = self

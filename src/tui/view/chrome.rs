@@ -5,7 +5,7 @@
 use super::{MIN_HEIGHT, MIN_WIDTH, centered};
 use crate::text::{display_width, sanitize_line, truncate_width};
 use crate::tui::keymap::Context;
-use crate::tui::state::{AppState, DemoEntry, Mode};
+use crate::tui::state::{AppState, DemoEntry, Mode, Pending};
 use crate::tui::theme::{Role, Theme};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -50,15 +50,7 @@ fn fmt_elapsed(ms: u64) -> String {
 
 /// Contexts whose hints apply right now.
 pub fn active_contexts(state: &AppState) -> Vec<Context> {
-    let mut c = vec![];
-    if state.shown.stepping && state.view().finished.is_none() {
-        c.push(Context::Step);
-    }
-    if state.mode == Mode::Replay {
-        c.push(Context::Replay);
-    }
-    c.push(Context::Global);
-    c
+    state.contexts()
 }
 
 pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
@@ -164,6 +156,39 @@ pub fn help(state: &AppState, area: Rect, buf: &mut Buffer) {
     .header(Row::new(["keys", "action", "where"]).style(t.style(Role::Title)))
     .block(popup_block(" Keys · esc closes ", t))
     .style(t.style(Role::Popup))
+    .render(rect, buf);
+}
+
+/// The yes/no question before stopping a live run.
+pub fn confirm(state: &AppState, pending: &Pending, area: Rect, buf: &mut Buffer) {
+    let t = &state.theme;
+    let prompt = pending.prompt(state.view().run_id);
+    let w = (display_width(&prompt) as u16 + 4).clamp(30, area.width);
+    let rect = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + area.height.saturating_sub(5) / 2,
+        width: w,
+        height: 5.min(area.height),
+    };
+    Clear.render(rect, buf);
+    let keys: Vec<Span> = state
+        .keymap
+        .hints(&[Context::Confirm])
+        .into_iter()
+        .flat_map(|(k, d)| {
+            [
+                Span::styled(format!(" {k}"), t.style(Role::KeyHint)),
+                Span::styled(format!(" {d} "), t.style(Role::Popup)),
+            ]
+        })
+        .collect();
+    Paragraph::new(vec![
+        Line::styled(prompt, t.style(Role::Text)),
+        Line::from(""),
+        Line::from(keys),
+    ])
+    .alignment(Alignment::Center)
+    .block(popup_block(" Stop the run? ", t))
     .render(rect, buf);
 }
 

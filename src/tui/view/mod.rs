@@ -167,6 +167,7 @@ pub fn view(state: &AppState, frame: &mut Frame) {
         Some(Popup::DemoPicker { entries, selected }) => {
             chrome::demo_picker(entries, *selected, theme, area, frame.buffer_mut())
         }
+        Some(Popup::Confirm(pending)) => chrome::confirm(state, pending, area, frame.buffer_mut()),
         None => {}
     }
 }

@@ -9,6 +9,7 @@ use crate::text::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{AppState, Mode, Pane, RunView};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::graph::ReasonCode;
+use crate::vocab::run::RunStatus;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -128,14 +129,36 @@ impl AnswerPane<'_> {
                     )));
                 }
                 if let Some(f) = &fin.failure {
+                    let status = match (fin.status, fin.degraded) {
+                        (RunStatus::Success, true) => "DEGRADED",
+                        (s, _) => s.as_str(),
+                    };
                     lines.push(Line::styled(
-                        format!("run {}: {}", fin.status.as_str(), sanitize_line(&f.message)),
+                        format!("{status} ({}): {}", f.class, sanitize_line(&f.message)),
                         t.style(Role::Error),
                     ));
+                }
+                // A run that ended without an answer still says what it
+                // could not check (a finished answer carries its own list).
+                if fin.status != RunStatus::Success {
+                    for inv in v.invocations.iter() {
+                        if let Some(f) = inv.failure() {
+                            lines.push(Line::styled(
+                                format!(
+                                    "could not check: {} #{}: {}",
+                                    sanitize_line(&inv.tool_name),
+                                    inv.id,
+                                    sanitize_line(&f.message)
+                                ),
+                                t.style(Role::Error),
+                            ));
+                        }
+                    }
                 }
                 for l in sanitize_multiline(&fin.answer).lines() {
                     lines.push(Line::styled(l.to_string(), t.style(Role::Text)));
                 }
+                pack_warnings(&mut lines, v, t);
             }
             None => {
                 if let Some(demo) = s.demo.as_ref().filter(|_| s.mode == Mode::Demo) {
@@ -160,9 +183,31 @@ impl AnswerPane<'_> {
                     "no answer yet"
                 };
                 lines.push(Line::styled(status, t.style(Role::Muted)));
+                pack_warnings(&mut lines, v, t);
             }
         }
         Text::from(lines)
+    }
+}
+
+/// Pack warnings shown with the answer: the first few, then a count.
+fn pack_warnings(lines: &mut Vec<Line<'static>>, v: &RunView, t: &Theme) {
+    const SHOWN: usize = 3;
+    let warnings = &v.sources.pack_warnings;
+    for w in warnings.iter().take(SHOWN) {
+        lines.push(Line::styled(
+            format!("pack warning: {}", sanitize_line(w)),
+            t.style(Role::Degraded),
+        ));
+    }
+    if warnings.len() > SHOWN {
+        lines.push(Line::styled(
+            format!(
+                "… {} more pack warnings (diagraph trace shows them all)",
+                warnings.len() - SHOWN
+            ),
+            t.style(Role::Muted),
+        ));
     }
 }
 

@@ -148,8 +148,9 @@ type TableParts = (
     Option<usize>,
 );
 
-const STATUS_W: u16 = 7;
-const SESSION_W: u16 = 8;
+/// Wide enough for every run status and DEGRADED: statuses are never cut.
+const STATUS_W: u16 = 9;
+const SESSION_W: u16 = 6;
 
 fn runs(state: &AppState, h: usize) -> TableParts {
     let t = &state.theme;
@@ -163,16 +164,14 @@ fn runs(state: &AppState, h: usize) -> TableParts {
             if r.degraded {
                 vcell = Span::styled(format!("{}*", vcell.content), t.style(Role::Degraded));
             }
+            let (status, role) = match (r.status, r.degraded) {
+                (RunStatus::Success, true) => ("DEGRADED", Role::Degraded),
+                (RunStatus::Failed | RunStatus::Cancelled, _) => (r.status.as_str(), Role::Error),
+                (s, _) => (s.as_str(), Role::Text),
+            };
             Row::new(vec![
                 Cell::from(r.run_id.to_string()),
-                Cell::from(Span::styled(
-                    id_cell(r.status.as_str(), STATUS_W),
-                    t.style(if r.status == RunStatus::Failed {
-                        Role::Error
-                    } else {
-                        Role::Text
-                    }),
-                )),
+                Cell::from(Span::styled(id_cell(status, STATUS_W), t.style(role))),
                 Cell::from(vcell),
                 Cell::from(id_cell(&r.session_id, SESSION_W)),
                 Cell::from(cell_text(&r.question)),
@@ -186,12 +185,15 @@ fn runs(state: &AppState, h: usize) -> TableParts {
             Constraint::Length(STATUS_W),
             Constraint::Length(11),
             Constraint::Length(SESSION_W),
-            Constraint::Min(10),
+            Constraint::Fill(1),
         ],
         rows,
         Some(state.sel.runs.min(list.len().saturating_sub(1)) - start),
     )
 }
+
+/// RETRYABLE_FAILED whole; the longer NON_RETRYABLE_FAILED keeps both ends.
+const OUTCOME_W: u16 = 16;
 
 fn transitions(state: &AppState, h: usize) -> TableParts {
     let t = &state.theme;
@@ -212,7 +214,7 @@ fn transitions(state: &AppState, h: usize) -> TableParts {
                     t.style(if failed { Role::Error } else { Role::EdgeTaken }),
                 )),
                 Cell::from(tr.attempt.to_string()),
-                Cell::from(tr.outcome.as_str()),
+                Cell::from(id_cell(tr.outcome.as_str(), OUTCOME_W)),
             ])
         })
         .collect();
@@ -224,7 +226,7 @@ fn transitions(state: &AppState, h: usize) -> TableParts {
             Constraint::Length(14),
             Constraint::Min(16),
             Constraint::Length(3),
-            Constraint::Length(12),
+            Constraint::Length(OUTCOME_W),
         ],
         rows,
         Some(state.sel.transitions.min(list.len().saturating_sub(1)) - start),

@@ -225,6 +225,7 @@ pub async fn foreign_invocation_on_empty_store(store: &Store) {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -249,6 +250,7 @@ pub async fn rerecording_is_idempotent(store: &Store) {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -304,6 +306,7 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -453,6 +456,8 @@ fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
         index: KnowledgeIndex::build(chunks).unwrap(),
         skills: vec![],
         warnings: vec![],
+        health: Default::default(),
+        content_hash: String::new(),
     }
 }
 
@@ -569,6 +574,7 @@ pub async fn stale_runs_swept(url: &str) {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -580,6 +586,7 @@ pub async fn stale_runs_swept(url: &str) {
             model: "m".into(),
             pack: None,
             scenario: None,
+            sources: Default::default(),
         })
         .await
         .unwrap();

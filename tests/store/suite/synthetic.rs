@@ -194,6 +194,7 @@ pub async fn pass_run(
             model: "scripted".into(),
             pack: Some("fixtures/packs/shop".into()),
             scenario: Some("pass".into()),
+            sources: Default::default(),
         })
         .await
         .unwrap();
@@ -210,6 +211,7 @@ pub async fn pass_run(
         lang: Lang::En,
         model: "scripted".into(),
         scenario: Some("pass".into()),
+        sources: Default::default(),
     })
     .await;
     let mut steps = vec![];

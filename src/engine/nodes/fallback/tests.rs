@@ -33,6 +33,7 @@ fn inv(status: EvidenceStatus, blocked: bool, success: bool) -> ToolInvocation {
             deduped_from: None,
             blocked,
             retrieved_domains: vec![],
+            source: Default::default(),
         },
         dedup_reason: None,
         duration_ms: 0,

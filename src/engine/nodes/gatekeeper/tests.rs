@@ -29,6 +29,7 @@ fn inv(id: i64, tool: &str, status: EvidenceStatus, refs: &[(&str, &str)]) -> To
             deduped_from: None,
             blocked: false,
             retrieved_domains: vec![],
+            source: Default::default(),
         },
         dedup_reason: None,
         duration_ms: 1,
