@@ -172,15 +172,27 @@ impl std::fmt::Display for CliError {
 /// An error and every cause under it, as one line: "a: b: c". A cause
 /// whose text the message already contains is not repeated.
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
+    let mut links = vec![e.to_string()];
     let mut source = e.source();
     while let Some(cause) = source {
-        let c = cause.to_string();
-        if !c.is_empty() && !text.contains(&c) {
-            text.push_str(": ");
-            text.push_str(&c);
-        }
+        links.push(cause.to_string());
         source = cause.source();
+    }
+    join_chain(links)
+}
+
+/// Error texts, outermost first, as "a: b: c", skipping a cause whose text
+/// an outer one already quotes.
+fn join_chain(links: impl IntoIterator<Item = String>) -> String {
+    let mut text = String::new();
+    for link in links {
+        if link.is_empty() || text.contains(&link) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&link);
     }
     text
 }
@@ -301,11 +313,7 @@ async fn tui_launch(
         let config = e.downcast_ref::<crate::tui::theme::ThemeError>().is_some()
             || e.downcast_ref::<crate::tui::keymap::KeymapError>()
                 .is_some();
-        let message = e
-            .chain()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(": ");
+        let message = join_chain(e.chain().map(ToString::to_string));
         if config {
             CliError::input(message)
         } else {

@@ -215,7 +215,7 @@ pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
     if let sqlx::Error::Configuration(_) = e {
         return StoreError::BadUrl(format!("{target}: {}", error_line(e)));
     }
-    StoreError::Query(format!("{target}: {}", error_line(e)))
+    StoreError::Unusable(format!("{target}: {}", error_line(e)))
 }
 
 /// Errors of queries after the store is up.

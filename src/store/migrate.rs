@@ -67,7 +67,7 @@ pub(crate) async fn run(db: &Db, target: &str) -> Result<(), StoreError> {
     result.map_err(|e| match e {
         MigrateError::Execute(inner) | MigrateError::ExecuteMigration(inner, _) => {
             match classify(&inner, target) {
-                StoreError::Query(m) => StoreError::Migration(m),
+                StoreError::Unusable(m) => StoreError::Migration(m),
                 other => other,
             }
         }

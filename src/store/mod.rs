@@ -48,6 +48,10 @@ pub enum StoreError {
     TooNew { found: i64, supported: i64 },
     #[error("migration failed: {0}")]
     Migration(String),
+    /// The database answered but cannot be used: not a database, a
+    /// damaged file, a refused statement while connecting.
+    #[error("database cannot be used: {0}")]
+    Unusable(String),
     #[error("unknown run {0}")]
     UnknownRun(i64),
     #[error("invalid database url: {0}")]

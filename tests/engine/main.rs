@@ -23,5 +23,6 @@ mod lifecycle;
 mod parsers_props;
 mod prompts;
 mod routes;
+mod run_failures;
 mod scenarios;
 mod seed_acceptance;

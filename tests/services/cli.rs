@@ -293,3 +293,107 @@ fn the_shipped_pack_comes_from_the_binary_not_the_checkout() {
     assert!(root.join("packs/shop/pack.toml").is_file());
     assert!(root.join("scenarios/01_pass.toml").is_file());
 }
+
+/// `diagraph trace 4 | head -1` used to panic on the broken pipe (exit
+/// 101). Every command now ends quietly when its reader goes away.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["ask", "why is payment-service slow?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [
+        vec!["trace", "1"],
+        vec!["trace", "1", "--json"],
+        vec!["runs"],
+        vec!["runs", "--json"],
+        vec!["ask", "why is order-service slow?"],
+        vec!["graph"],
+        vec!["config"],
+    ] {
+        let mut child = sb
+            .cmd()
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the command writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(141)),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+        assert!(err.trim().is_empty(), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_theme_lists_the_available_ones_and_exits_2() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["--theme", "solarized"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_one_line_error(&out, "unknown theme \"solarized\"");
+    let err = stderr(&out);
+    assert!(err.contains("dark, light, high-contrast"), "{err}");
+    assert!(err.starts_with("diagraph: loading the theme: "), "{err}");
+}
+
+#[test]
+fn a_bad_key_override_says_why_once_and_exits_2() {
+    let sb = Sandbox::new();
+    let cfg = sb.path("config/diagraph");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "[keys]\nquit = \"hyper-q\"\n").unwrap();
+    let out = sb.cmd().output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_one_line_error(&out, "action quit: unknown key \"hyper-q\"");
+    assert_eq!(
+        stderr(&out).matches("hyper-q").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Exit codes of `ask`: 0 an answer that is not degraded, 3 a degraded
+/// one, 2 bad input; the runs list calls a degraded run DEGRADED.
+#[test]
+fn ask_exit_codes_follow_how_the_run_ended() {
+    let sb = Sandbox::new();
+    let ok = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(repo("fixtures/scenarios/01_pass.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let degraded = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(repo("fixtures/scenarios/06_executor_invalid_output.toml"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(degraded.status.code(), Some(3), "{}", stderr(&degraded));
+    let v: Value = serde_json::from_slice(&degraded.stdout).unwrap();
+    assert_eq!(v["degraded"], true);
+    assert_eq!(v["failure"]["class"], "invalid_output", "{v}");
+    let bad = sb.cmd().args(["ask", " "]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let runs = sb.cmd().arg("runs").output().unwrap();
+    let text = String::from_utf8_lossy(&runs.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("DEGRADED")),
+        "the degraded run is labelled:\n{text}"
+    );
+}

@@ -18,6 +18,7 @@ mod prometheus_server;
 
 mod cli;
 mod config;
+mod faults;
 mod openai_engine;
 mod openai_provider;
 mod prometheus_backend;

@@ -41,6 +41,13 @@ async fn stale_runs_swept() {
 }
 
 #[tokio::test]
+async fn interrupted_run_keeps_what_happened() {
+    let (db, store) = fresh_or_skip!("interrupted_run_keeps_what_happened");
+    suite::interrupted_run_keeps_what_happened(&db.url).await;
+    store.close().await;
+}
+
+#[tokio::test]
 async fn describe_hides_the_password() {
     let (db, store) = fresh_or_skip!("describe_hides_the_password");
     assert!(store.is_mysql());

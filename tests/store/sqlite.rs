@@ -35,6 +35,12 @@ async fn stale_runs_swept() {
 }
 
 #[tokio::test]
+async fn interrupted_run_keeps_what_happened() {
+    let (_dir, _store, url) = fresh().await;
+    suite::interrupted_run_keeps_what_happened(&url).await;
+}
+
+#[tokio::test]
 async fn in_memory_url_works() {
     let store = Store::connect("sqlite::memory:").await.unwrap();
     assert_eq!(store.describe(), "sqlite::memory:");

@@ -393,3 +393,59 @@ fn demo_picker_starts_the_chosen_scenario() {
             .contains("no question")
     );
 }
+
+/// The TUI says how a run ended and what it could not check, in plain
+/// words: the failure with its class, failed sources of a run that ended
+/// without an answer, and the pack's load warnings.
+#[test]
+fn the_answer_pane_shows_the_failure_failed_sources_and_pack_warnings() {
+    use diagraph::vocab::events::EventKind;
+    use diagraph::vocab::run::{Failure, FailureClass, RunSources, RunStatus};
+    use diagraph::vocab::tool::{EvidenceStatus, SourceOutcome};
+    use std::sync::Arc;
+    let mut events = pass_run(1);
+    for e in &mut events {
+        match &mut e.kind {
+            EventKind::RunStarted { sources, .. } => {
+                *sources = Arc::new(RunSources {
+                    pack_warnings: vec!["alerts.json:7: not valid JSON (EOF)".into()],
+                    ..RunSources::default()
+                });
+            }
+            EventKind::ToolInvoked { invocation } => {
+                let mut inv = (**invocation).clone();
+                inv.retrieval_details.evidence_status = EvidenceStatus::Failed;
+                inv.retrieval_details.source = SourceOutcome {
+                    backend: "prometheus:http://p:9090".into(),
+                    failure_class: Some(FailureClass::Connection),
+                    partial: None,
+                };
+                inv.error_message = Some("connection refused to http://p:9090".into());
+                *invocation = Arc::new(inv);
+            }
+            EventKind::RunFinished(end) => {
+                end.status = RunStatus::Cancelled;
+                end.answer = String::new();
+                end.failure = Some(Failure::new(
+                    FailureClass::Cancelled,
+                    "stopped by the user before the run finished",
+                ));
+            }
+            _ => {}
+        }
+    }
+    let state = live_state(&events);
+    let text = buffer_text(render(&state, 200, 60).backend().buffer());
+    assert!(
+        text.contains("CANCELLED (cancelled): stopped by the user"),
+        "{text}"
+    );
+    assert!(
+        text.contains("could not check: query_logs #1001: connection refused to http://p:9090"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pack warning: alerts.json:7: not valid JSON (EOF)"),
+        "{text}"
+    );
+}

@@ -36,7 +36,7 @@ impl Unhandled {
             Unhandled::Record(e) => Failure::new(FailureClass::Store, format!("store error: {e}")),
             Unhandled::Cancelled => Failure::new(
                 FailureClass::Cancelled,
-                "cancelled: stopped by the user before it finished",
+                "stopped by the user before the run finished",
             ),
             Unhandled::RecursionLimit => Failure::new(
                 FailureClass::Internal,

@@ -167,6 +167,9 @@ impl Pack {
                 });
             }
         }
+        // Runs record where their pack was; a relative path would not say.
+        let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let dir = canonical.as_path();
         let mut warnings = Vec::new();
         let manifest = load::load_manifest(dir, &mut warnings)?;
         let (alerts, alerts_read) = load::load_alerts(dir, &mut warnings);

@@ -297,7 +297,16 @@ impl Tool for PrometheusMetrics {
                 body.insert("values_error".into(), json!(why));
             }
         }
-        output.partial = values_error;
+        let listed = (matched > alerts.len()).then(|| {
+            format!(
+                "{matched} alerts matched; only the first {} are listed as evidence",
+                alerts.len()
+            )
+        });
+        output.partial = match (listed, values_error) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         Ok(output)
     }
 }

@@ -604,3 +604,121 @@ pub async fn stale_runs_swept(url: &str) {
     assert_eq!(t["run"]["status"], "RUNNING");
     assert_eq!(again.running_count().await.unwrap(), 1);
 }
+
+/// A run whose process died mid-run (the engine's future dropped while
+/// the verifier waited on its model) is ended by the next store to start:
+/// FAILED, class `interrupted`, with the transitions, steps and
+/// invocations it made, counts that match them, and a journal that ends on
+/// why it ended, so its replay does not stop at "running…".
+pub async fn interrupted_run_keeps_what_happened(url: &str) {
+    use diagraph::engine::RunRequest;
+    use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+    use diagraph::vocab::agent::AgentRole;
+    use std::sync::Arc;
+
+    /// The scenario's model, except that the verifier never answers.
+    struct HangAtVerifier(Arc<dyn ChatModel>);
+    #[async_trait::async_trait]
+    impl ChatModel for HangAtVerifier {
+        fn name(&self) -> String {
+            "hangs at the verifier".into()
+        }
+        async fn chat(&self, r: &ChatRequest) -> Result<ChatResponse, ModelError> {
+            if r.role() == AgentRole::Verifier {
+                std::future::pending::<()>().await;
+            }
+            self.0.chat(r).await
+        }
+    }
+
+    let dead = ProcessOwner {
+        pid: 4_194_302,
+        host: ProcessOwner::current().host,
+        start: "1".into(),
+    };
+    let ghost = Store::connect_as(url, dead).await.unwrap();
+    let s =
+        diagraph::scenario::Scenario::load(&crate::helpers::scenario_dir().join("01_pass.toml"))
+            .unwrap();
+    let base = crate::helpers::base_engine(Arc::new(ghost.clone()));
+    let mut engine = s
+        .engine(
+            &base,
+            Arc::new(diagraph::model::offline::OfflineModel::new()),
+        )
+        .unwrap();
+    engine.model = Arc::new(HangAtVerifier(engine.model.clone()));
+    let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+    let mut request: RunRequest = s.request();
+    request.events = Some(tx);
+    let run = tokio::spawn(async move { engine.run(request).await });
+    let mut run_id = None;
+    while let Some(e) = rx.recv().await {
+        run_id = Some(e.run_id);
+        if let EventKind::NodeEntered {
+            node: diagraph::vocab::graph::NodeId::Verifier,
+            ..
+        } = e.kind
+        {
+            break;
+        }
+    }
+    let run_id = run_id.unwrap();
+    // The process dies: what reached the database is all there is.
+    ghost.flush_all().await.unwrap();
+    run.abort();
+    let _ = run.await;
+    drop(ghost);
+
+    let survivor = Store::connect(url).await.unwrap();
+    let t = serde_json::to_value(survivor.run_trace(run_id).await.unwrap()).unwrap();
+    let r = &t["run"];
+    assert_eq!(r["status"], "FAILED", "{r}");
+    assert_eq!(r["failure"]["class"], "interrupted", "{r}");
+    assert!(
+        r["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted")
+    );
+    let trace = &r["orchestrationTrace"];
+    assert_eq!(trace["termination_reason"], "interrupted");
+    assert_eq!(trace["final_node"], "verifier");
+    let route: Vec<&str> = trace["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        route,
+        ["executor", "gatekeeper", "verified_input", "verifier"],
+        "{trace}"
+    );
+    let steps = t["steps"].as_array().unwrap().len() as i64;
+    let invocations = t["toolInvocations"].as_array().unwrap().len() as i64;
+    assert!(steps >= 2 && invocations >= 1, "{t}");
+    assert_eq!(r["stepCount"], steps);
+    assert_eq!(r["toolCallCount"], invocations);
+    assert_eq!(r["route"].as_array().unwrap().last().unwrap(), "verifier");
+    // The replay ends on how the run ended.
+    let events = survivor.load_events(run_id).await.unwrap();
+    match &events.last().unwrap().kind {
+        EventKind::RunFinished(end) => {
+            assert_eq!(end.status, diagraph::vocab::run::RunStatus::Failed);
+            assert_eq!(
+                end.failure.as_ref().map(|f| f.class),
+                Some(diagraph::vocab::run::FailureClass::Interrupted)
+            );
+        }
+        other => panic!("the journal ends on {other:?}"),
+    }
+    let seqs: Vec<u32> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as u32).collect::<Vec<_>>());
+    // Sweeping again changes nothing.
+    assert_eq!(survivor.sweep_interrupted().await.unwrap(), 0);
+    assert_eq!(
+        survivor.load_events(run_id).await.unwrap().len(),
+        events.len()
+    );
+}
