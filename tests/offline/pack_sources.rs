@@ -41,7 +41,10 @@ fn copy_dir(src: &Path, dst: &Path) {
 
 async fn call(pack: Pack, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
     let tools = pack_tools(Arc::new(pack));
-    let t = tools.iter().find(|t| t.spec().name == tool).unwrap();
+    let t = tools
+        .iter()
+        .find(|t| t.spec().name == tool)
+        .unwrap_or_else(|| panic!("{tool} is not offered"));
     let map: Map<String, Value> = serde_json::from_value(args).unwrap();
     t.call(&map).await
 }
@@ -203,7 +206,13 @@ async fn too_many_bad_log_lines_make_query_logs_fail() {
 #[tokio::test]
 async fn knowledge_and_skills_that_cannot_be_read_fail_their_tools() {
     let (_tmp, dir) = copy();
-    std::fs::remove_dir_all(dir.join("knowledge")).unwrap();
+    // One runbook of a few cannot be read (over the size limit): the
+    // search cannot be trusted to be whole.
+    let docs: Vec<PathBuf> = walk(&dir.join("knowledge"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    std::fs::write(&docs[0], vec![b'x'; 6 * 1024 * 1024]).unwrap();
     let skill = std::fs::read_dir(dir.join("skills"))
         .unwrap()
         .next()
@@ -219,7 +228,14 @@ async fn knowledge_and_skills_that_cannot_be_read_fail_their_tools() {
     let err = call(pack, "lookup_knowledge", json!({"query": "cpu"}))
         .await
         .unwrap_err();
-    assert_eq!(err.to_string(), "the pack has no knowledge/ directory");
+    assert_eq!(err.class(), FailureClass::SourceUnreadable);
+    assert!(
+        err.to_string().starts_with(&format!(
+            "1 of {} knowledge files could not be read (first: knowledge/",
+            docs.len()
+        )),
+        "{err}"
+    );
     let err = call(
         Pack::load(&dir).unwrap(),
         "read_skill",
@@ -233,6 +249,34 @@ async fn knowledge_and_skills_that_cannot_be_read_fail_their_tools() {
             .starts_with(&format!("skills/{skill}/SKILL.md: cannot read")),
         "{err}"
     );
+}
+
+/// A pack without runbooks by design offers no lookup_knowledge at all,
+/// rather than one that fails on every run.
+#[test]
+fn a_pack_without_knowledge_does_not_offer_lookup_knowledge() {
+    let (_tmp, dir) = copy();
+    std::fs::remove_dir_all(dir.join("knowledge")).unwrap();
+    let pack = Pack::load(&dir).unwrap();
+    assert_eq!(pack.health.knowledge, Readable::Absent);
+    let names: Vec<String> = pack_tools(Arc::new(pack))
+        .iter()
+        .map(|t| t.spec().name)
+        .collect();
+    assert_eq!(names, ["query_metrics", "query_logs", "read_skill"]);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[test]

@@ -44,9 +44,9 @@ pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnow
         warnings.push(PackWarning {
             file: "knowledge/".into(),
             line: None,
-            message: "directory is missing".into(),
+            message: "directory is missing; lookup_knowledge is not offered".into(),
         });
-        readable = Readable::Unreadable("the pack has no knowledge/ directory".into());
+        readable = Readable::Absent;
     }
     files.sort();
     let total = files.len();

@@ -92,6 +92,9 @@ impl Readable {
             Readable::Whole => Ok(None),
             Readable::Partial(why) => Ok(Some(why)),
             Readable::Unreadable(why) => Err(crate::tools::ToolError::Unreadable(why.clone())),
+            Readable::Absent => Err(crate::tools::ToolError::Unreadable(
+                "the pack has none of this data".into(),
+            )),
         }
     }
 
@@ -115,6 +118,9 @@ pub enum Readable {
     Partial(String),
     /// Missing, unreadable or corrupt; says why. Its tool fails with it.
     Unreadable(String),
+    /// The pack has none of this data by design (no `knowledge/`): its
+    /// tool is not offered at all, so nothing is planned against it.
+    Absent,
 }
 
 /// The [`Readable`] verdict of each of the pack's sources.
@@ -325,14 +331,18 @@ fn collect_files(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, P
     }
 }
 
-/// query_metrics, query_logs, lookup_knowledge and read_skill over a pack.
+/// query_metrics, query_logs, lookup_knowledge and read_skill over a pack
+/// (lookup_knowledge only when the pack has a `knowledge/` directory).
 pub fn pack_tools(pack: Arc<Pack>) -> Vec<Arc<dyn Tool>> {
-    vec![
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(metrics::QueryMetrics::new(Arc::clone(&pack))),
         Arc::new(logs::QueryLogs::new(Arc::clone(&pack))),
-        Arc::new(knowledge_tool::LookupKnowledge {
+    ];
+    if pack.health.knowledge != Readable::Absent {
+        tools.push(Arc::new(knowledge_tool::LookupKnowledge {
             pack: Arc::clone(&pack),
-        }),
-        Arc::new(skill_tool::ReadSkill { pack }),
-    ]
+        }));
+    }
+    tools.push(Arc::new(skill_tool::ReadSkill { pack }));
+    tools
 }
