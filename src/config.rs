@@ -174,6 +174,8 @@ pub struct Config {
     pub theme: String,
     /// Key binding overrides for the TUI (action -> key).
     pub keys: BTreeMap<String, String>,
+    /// OTLP/HTTP base URL: every run is exported to `{base}/v1/traces`.
+    pub otlp_endpoint: Option<String>,
     /// The config file that was read, if any (not a setting).
     #[serde(skip)]
     pub file: Option<PathBuf>,
@@ -189,6 +191,7 @@ impl Default for Config {
             prompts_dir: None,
             theme: "dark".into(),
             keys: BTreeMap::new(),
+            otlp_endpoint: None,
             file: None,
         }
     }
@@ -233,6 +236,7 @@ struct FileConfig {
     prompts_dir: Option<PathBuf>,
     theme: Option<String>,
     keys: Option<BTreeMap<String, String>>,
+    otlp_endpoint: Option<String>,
 }
 
 impl Config {
@@ -291,6 +295,9 @@ impl Config {
         if let Some(k) = file.keys {
             self.keys = k;
         }
+        if file.otlp_endpoint.is_some() {
+            self.otlp_endpoint = file.otlp_endpoint;
+        }
     }
 
     fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -312,6 +319,12 @@ impl Config {
         if let Some(v) = env("DIAGRAPH_PROMETHEUS_URL") {
             self.metrics.backend = MetricsBackend::Prometheus;
             self.metrics.prometheus_url = Some(v);
+        }
+        // diagraph's own name wins over the standard OpenTelemetry one.
+        if let Some(v) =
+            env("DIAGRAPH_OTLP_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        {
+            self.otlp_endpoint = Some(v);
         }
         Ok(())
     }
@@ -361,6 +374,14 @@ impl Config {
                 "metrics.prometheus_url",
                 "the prometheus backend needs a URL (set DIAGRAPH_PROMETHEUS_URL or --prometheus-url)"
                     .into(),
+            ));
+        }
+        if let Some(url) = &self.otlp_endpoint
+            && !is_http_url(url)
+        {
+            return Err(bad(
+                "otlp_endpoint",
+                format!("{:?} is not an http(s) URL", mask_url(url)),
             ));
         }
         if self.model.provider == Provider::OpenAi && !is_http_url(&self.model.base_url) {
@@ -457,6 +478,10 @@ fn render(c: &Config, key_source: Option<String>) -> String {
     out.push_str(&opt("pack", path(&c.pack)));
     out.push_str(&opt("prompts_dir", path(&c.prompts_dir)));
     out.push_str(&format!("theme = {}\n", q(&c.theme)));
+    out.push_str(&opt(
+        "otlp_endpoint",
+        c.otlp_endpoint.as_deref().map(mask_url),
+    ));
 
     let m = &c.model;
     out.push_str("\n[model]\n");

@@ -66,9 +66,7 @@ pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode,
     let store = open_store(config).await?;
     let projection = store.run_trace(run_id).await?;
     let text = if json {
-        let mut t = serde_json::to_string_pretty(&projection).unwrap_or_default();
-        t.push('\n');
-        t
+        projection.to_json_text()
     } else {
         trace_text(&projection)
     };

@@ -27,6 +27,7 @@ mod trace;
 pub use feedback::CaseRecord;
 pub use knowledge::DocumentInfo;
 pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
+pub use runs::RunQuery;
 
 use db::Db;
 use journal::Journal;
@@ -128,5 +129,13 @@ impl Store {
     /// Writes every buffered journal event now.
     pub async fn flush_all(&self) -> Result<(), StoreError> {
         journal::flush_all(self).await
+    }
+
+    /// Writes the run's buffered journal events now, so that other
+    /// processes reading the database see the whole run.
+    pub async fn flush_run(&self, run_id: i64) -> Result<(), StoreError> {
+        journal::flush_run(self, run_id)
+            .await
+            .map_err(|e| StoreError::Unreachable(e.to_string()))
     }
 }

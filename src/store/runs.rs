@@ -1,5 +1,5 @@
-//! Run lists (`diagraph runs`) and single-run lookups shared by the trace
-//! projection and feedback.
+//! Run lists (`diagraph runs`, the server's `GET /api/runs`) and
+//! single-run lookups.
 
 use crate::store::connect::query_error;
 use crate::store::db::{RowExt, ms_to_rfc3339, to_i64, with_pool};
@@ -8,9 +8,13 @@ use crate::store::{Store, StoreError};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::run::{RunStatus, RunSummary};
 
+// A filter left out binds NULL, so one SQL text serves every combination.
 const LIST: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
      total_duration_ms, query, created_at FROM diagnosis_run WHERE agent_flow = 'CHAT' \
+     AND (? IS NULL OR id < ?) AND (? IS NULL OR status = ?) AND (? IS NULL OR session_id = ?) \
      ORDER BY id DESC LIMIT ?";
+const ONE: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
+     total_duration_ms, query, created_at FROM diagnosis_run WHERE id = ? AND agent_flow = 'CHAT'";
 const COUNT_RUNNING: &str = "SELECT COUNT(*) AS n FROM diagnosis_run WHERE status = 'RUNNING'";
 
 fn summary(r: &impl RowExt) -> Result<RunSummary, sqlx::Error> {
@@ -32,12 +36,49 @@ fn summary(r: &impl RowExt) -> Result<RunSummary, sqlx::Error> {
     })
 }
 
+/// One page of a run list: newest first, each filter optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    pub limit: usize,
+    /// Only runs with a smaller id: the `before` of the next page is the
+    /// last run id of this one.
+    pub before: Option<i64>,
+    pub status: Option<RunStatus>,
+    pub session_id: Option<String>,
+}
+
 impl Store {
     /// The most recent runs, newest first.
     pub async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        self.query_runs(&RunQuery {
+            limit,
+            ..RunQuery::default()
+        })
+        .await
+    }
+
+    /// A page of runs matching `q`, newest first.
+    pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let status = q.status.map(RunStatus::as_str);
         with_pool!(&self.db, p => {
-            let rows = sqlx::query(LIST).bind(to_i64(limit)).fetch_all(p).await.map_err(query_error)?;
+            let rows = sqlx::query(LIST)
+                .bind(q.before).bind(q.before)
+                .bind(status).bind(status)
+                .bind(q.session_id.as_deref()).bind(q.session_id.as_deref())
+                .bind(to_i64(q.limit))
+                .fetch_all(p).await.map_err(query_error)?;
             rows.iter().map(summary).collect::<Result<Vec<_>, _>>().map_err(query_error)
+        })
+    }
+
+    /// One run's list row: how it stands now.
+    pub async fn run_summary(&self, run_id: i64) -> Result<RunSummary, StoreError> {
+        with_pool!(&self.db, p => {
+            let row = sqlx::query(ONE).bind(run_id).fetch_optional(p).await.map_err(query_error)?;
+            match row {
+                Some(r) => summary(&r).map_err(query_error),
+                None => Err(StoreError::UnknownRun(run_id)),
+            }
         })
     }
 

@@ -2,6 +2,7 @@
 //! with. The edge table and the router that use them live in
 //! `engine::graph`.
 
+use super::agent::AgentRole;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -55,6 +56,22 @@ impl NodeId {
             .into_iter()
             .chain(NodeId::ALL)
             .find(|n| n.as_str() == s)
+    }
+
+    /// The model role an agent node plays; None for deterministic nodes.
+    pub fn agent_role(self) -> Option<AgentRole> {
+        match self {
+            NodeId::Planner => Some(AgentRole::Planner),
+            NodeId::Executor => Some(AgentRole::Executor),
+            NodeId::Verifier => Some(AgentRole::Verifier),
+            NodeId::Composer => Some(AgentRole::Composer),
+            NodeId::Start
+            | NodeId::End
+            | NodeId::Gatekeeper
+            | NodeId::VerifiedInput
+            | NodeId::EvidenceRetry
+            | NodeId::Fallback => None,
+        }
     }
 }
 

@@ -24,6 +24,18 @@ pub struct RunTrace {
     pub tool_invocations: Vec<TracedInvocation>,
 }
 
+impl RunTrace {
+    /// The projection as text: what `trace --json` prints and the server's
+    /// trace endpoint sends, byte for byte (pretty JSON, one final newline).
+    pub fn to_json_text(&self) -> String {
+        // Every key is a string and every number finite, so this cannot
+        // fail; an empty body would still be an honest error for a client.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
 /// A stored JSON column: typed when it parses as `T`, else the JSON that
 /// was stored (a string holding the raw text when it was not JSON at all).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
