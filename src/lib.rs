@@ -10,6 +10,7 @@ pub mod engine;
 pub mod knowledge;
 pub mod model;
 pub mod scenario;
+pub mod server;
 pub mod store;
 pub mod text;
 pub mod tools;

@@ -1,0 +1,262 @@
+//! The runs this server is executing: started on request, held to the
+//! concurrent-run limit, each with the events it emitted so far (for
+//! event streams that join late) and its cancellation token.
+//!
+//! A run is not tied to the request that started it: a client that stops
+//! waiting does not stop the run, and anyone may follow or cancel it by id.
+//! Shutdown cancels every run through the server's token (each run's token
+//! is a child of it) and waits for them to end and persist.
+
+use crate::engine::{Engine, RunRequest};
+use crate::store::Store;
+use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::run::RunStatus;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Live events in flight between the engine and the registry.
+const EVENT_CHANNEL: usize = 256;
+
+/// How a run this server executed ended.
+#[derive(Debug, Clone)]
+pub enum RunResult {
+    /// The engine returned: the `ask --json` object and the status.
+    Ended { json: Value, status: RunStatus },
+    /// The engine could not persist the run's end (see `EngineError`).
+    Error(String),
+}
+
+struct LiveInner {
+    events: Vec<Arc<EngineEvent>>,
+    result: Option<RunResult>,
+}
+
+/// One run in progress on this server.
+pub struct LiveRun {
+    pub run_id: i64,
+    pub session_id: String,
+    cancel: CancellationToken,
+    inner: Mutex<LiveInner>,
+    /// Bumped after every change, so followers wake up.
+    changed: watch::Sender<u64>,
+}
+
+impl LiveRun {
+    fn lock(&self) -> MutexGuard<'_, LiveInner> {
+        // A poisoned lock only means a panic elsewhere mid-push; the data
+        // is still a valid prefix of the run.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, event: EngineEvent) {
+        self.lock().events.push(Arc::new(event));
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    fn finish(&self, result: RunResult) {
+        self.lock().result = Some(result);
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    /// Events from index `from` on, and whether the run has ended.
+    pub fn events_from(&self, from: usize) -> (Vec<Arc<EngineEvent>>, bool) {
+        let inner = self.lock();
+        let events = inner.events.get(from..).unwrap_or_default().to_vec();
+        (events, inner.result.is_some())
+    }
+
+    pub fn result(&self) -> Option<RunResult> {
+        self.lock().result.clone()
+    }
+
+    /// A receiver that wakes on every new event and at the end.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Waits until the run has ended.
+    pub async fn wait(&self) -> RunResult {
+        let mut rx = self.subscribe();
+        loop {
+            if let Some(r) = self.result() {
+                return r;
+            }
+            if rx.changed().await.is_err() {
+                // The sender lives in `self`; this cannot happen while we
+                // hold it, but an answer is better than a hang.
+                return self
+                    .result()
+                    .unwrap_or_else(|| RunResult::Error("the run was lost".into()));
+            }
+        }
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Why a run could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{limit} runs are already in progress on this server (its limit); retry shortly")]
+    Busy { limit: usize },
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    #[error("{0}")]
+    Engine(String),
+}
+
+/// Starts runs and keeps the ones in progress.
+pub struct LiveRuns {
+    engine: Engine,
+    store: Arc<Store>,
+    /// The pack named in the configuration, recorded with each run.
+    pack: Option<String>,
+    runs: Mutex<HashMap<i64, Arc<LiveRun>>>,
+    slots: Arc<Semaphore>,
+    limit: usize,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl LiveRuns {
+    pub fn new(
+        engine: Engine,
+        store: Arc<Store>,
+        pack: Option<String>,
+        limit: usize,
+        shutdown: CancellationToken,
+    ) -> LiveRuns {
+        let limit = limit.max(1);
+        LiveRuns {
+            engine,
+            store,
+            pack,
+            runs: Mutex::new(HashMap::new()),
+            slots: Arc::new(Semaphore::new(limit)),
+            limit,
+            shutdown,
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<i64, Arc<LiveRun>>> {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn get(&self, run_id: i64) -> Option<Arc<LiveRun>> {
+        self.lock().get(&run_id).cloned()
+    }
+
+    pub fn count(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Starts a run and returns once the engine has created it (its id is
+    /// known). The run goes on by itself.
+    pub async fn start(
+        self: &Arc<Self>,
+        question: String,
+        session_id: Option<String>,
+    ) -> Result<Arc<LiveRun>, StartError> {
+        if self.shutdown.is_cancelled() {
+            return Err(StartError::ShuttingDown);
+        }
+        let permit = self
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| StartError::Busy { limit: self.limit })?;
+        let (events_tx, events_rx) = mpsc::channel(EVENT_CHANNEL);
+        let mut request = RunRequest::new(question);
+        request.session_id = session_id;
+        request.pack = self.pack.clone();
+        request.events = Some(events_tx);
+        request.cancel = self.shutdown.child_token();
+        let (started_tx, started_rx) = oneshot::channel();
+        let this = self.clone();
+        self.tasks
+            .spawn(async move { this.drive(request, events_rx, started_tx, permit).await });
+        match started_rx.await {
+            Ok(started) => started,
+            Err(_) => Err(StartError::Engine("the run ended before it started".into())),
+        }
+    }
+
+    /// One run from its first event to its end: registers it, forwards its
+    /// events, records how it ended and makes sure its journal is in the
+    /// database before the run leaves the registry.
+    async fn drive(
+        self: Arc<Self>,
+        request: RunRequest,
+        mut events_rx: mpsc::Receiver<EngineEvent>,
+        started: oneshot::Sender<Result<Arc<LiveRun>, StartError>>,
+        _permit: OwnedSemaphorePermit,
+    ) {
+        let cancel = request.cancel.clone();
+        let engine = self.engine.clone();
+        // Its own task, so a panic in the engine is an error here, not a
+        // lost run.
+        let run = tokio::spawn(async move { engine.run(request).await });
+        let Some(first) = events_rx.recv().await else {
+            let error = match run.await {
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(_)) => "the engine emitted no events".to_string(),
+                Err(_) => "the engine failed unexpectedly".to_string(),
+            };
+            let _ = started.send(Err(StartError::Engine(error)));
+            return;
+        };
+        let session_id = match &first.kind {
+            EventKind::RunStarted { session_id, .. } => session_id.clone(),
+            _ => String::new(),
+        };
+        let (changed, _) = watch::channel(0);
+        let live = Arc::new(LiveRun {
+            run_id: first.run_id,
+            session_id,
+            cancel,
+            inner: Mutex::new(LiveInner {
+                events: Vec::with_capacity(64),
+                result: None,
+            }),
+            changed,
+        });
+        live.push(first);
+        self.lock().insert(live.run_id, live.clone());
+        let _ = started.send(Ok(live.clone()));
+
+        while let Some(event) = events_rx.recv().await {
+            live.push(event);
+        }
+        let result = match run.await {
+            Ok(Ok(outcome)) => RunResult::Ended {
+                json: outcome.to_json(),
+                status: outcome.end.status,
+            },
+            Ok(Err(e)) => RunResult::Error(e.to_string()),
+            Err(_) => RunResult::Error("the engine failed unexpectedly".into()),
+        };
+        if let Err(e) = self.store.flush_run(live.run_id).await {
+            tracing::warn!(run_id = live.run_id, error = %e, "could not write the run's last events");
+        }
+        live.finish(result);
+        self.lock().remove(&live.run_id);
+    }
+
+    /// Cancels every run and waits until each has ended and persisted.
+    pub async fn shut_down(&self) {
+        self.shutdown.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+}
