@@ -60,17 +60,22 @@ pub async fn run(
     let stop = tokio::spawn(cancel_on_signal(request.cancel.clone()));
     let outcome = engine.run(request).await;
     stop.abort();
-    let outcome = outcome?;
-
-    let text = if json {
-        let mut text = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
-        text.push('\n');
-        text
-    } else {
-        human(&outcome)
+    let printed = match outcome {
+        Ok(outcome) => {
+            let text = if json {
+                let mut text = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
+                text.push('\n');
+                text
+            } else {
+                human(&outcome)
+            };
+            emit(&text).map(|()| ExitCode::from(outcome.exit_code()))
+        }
+        Err(e) => Err(CliError::from(e)),
     };
-    emit(&text)?;
-    Ok(ExitCode::from(outcome.exit_code()))
+    // After the answer is out: sending the run's spans may take a moment.
+    setup.finish().await;
+    printed
 }
 
 async fn cancel_on_signal(cancel: CancellationToken) {

@@ -9,11 +9,14 @@
 //! quietly. Nothing here panics on user input.
 
 mod ask;
+mod export;
 mod inspect;
 pub mod out;
+mod serve;
 mod setup;
 mod shipped;
 
+pub use export::ExportFormat;
 pub use setup::Setup;
 pub use shipped::{shipped_pack_dir, shipped_scenarios_dir};
 
@@ -52,6 +55,10 @@ pub struct Cli {
     /// TUI theme name (dark, light, high-contrast) or path to a theme file
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Open the workbench on a `diagraph serve` at this URL: its runs list,
+    /// its runs live, and questions asked there (token: DIAGRAPH_API_TOKEN)
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,6 +113,27 @@ pub enum Command {
         /// Print the diagram the TUI's graph pane draws, as plain text
         #[arg(long)]
         text: bool,
+    },
+    /// Serve the HTTP API (token: DIAGRAPH_API_TOKEN, required beyond loopback)
+    Serve {
+        /// Address to listen on
+        #[arg(long, value_name = "ADDR", default_value = crate::server::DEFAULT_LISTEN)]
+        listen: String,
+        /// Runs executed at once; more are answered 429
+        #[arg(long, value_name = "N", default_value_t = crate::server::DEFAULT_MAX_CONCURRENT_RUNS)]
+        max_runs: usize,
+        /// Largest request body in bytes; larger ones are answered 413
+        #[arg(long, value_name = "BYTES", default_value_t = crate::server::DEFAULT_MAX_BODY_BYTES)]
+        max_body: usize,
+    },
+    /// Write a stored run in another tool's format
+    Export {
+        run_id: String,
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -244,6 +272,18 @@ pub fn main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     let _log_guard = setup::init_logging();
     let config = setup::load_config(&cli)?;
+    if let Some(url) = &cli.server {
+        let launch = match cli.command {
+            None => crate::tui::Launch::Live,
+            Some(Command::Replay { run_id }) => crate::tui::Launch::Replay(parse_run_id(&run_id)?),
+            Some(_) => {
+                return Err(CliError::input(
+                    "--server opens the workbench on a server: use it alone, or with `replay RUN_ID`",
+                ));
+            }
+        };
+        return remote_tui_launch(&config, url, launch).await;
+    }
     match cli.command {
         None => tui_launch(&config, crate::tui::Launch::Live).await,
         Some(Command::Ask {
@@ -283,6 +323,16 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             out::emit(&out)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Serve {
+            listen,
+            max_runs,
+            max_body,
+        }) => serve::run(&config, listen, max_runs, max_body).await,
+        Some(Command::Export {
+            run_id,
+            format,
+            output,
+        }) => export::run(&config, parse_run_id(&run_id)?, format, output).await,
     }
 }
 
@@ -302,24 +352,45 @@ async fn tui_launch(
     config: &crate::config::Config,
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
-    let setup = Setup::build(config, setup::Output::Quiet).await?;
+    let setup = Setup::build(config, setup::Output::Screen).await?;
     if let crate::tui::Launch::Replay(run_id) = &launch {
         // An unknown run is a one-line error, not an empty screen.
         setup.store.load_events(*run_id).await?;
     }
     let ctx = setup.tui_context(config);
-    crate::tui::run(ctx, launch).await.map_err(|e| {
-        // A theme or key override is configuration; the rest is not.
-        let config = e.downcast_ref::<crate::tui::theme::ThemeError>().is_some()
-            || e.downcast_ref::<crate::tui::keymap::KeymapError>()
-                .is_some();
-        let message = join_chain(e.chain().map(ToString::to_string));
-        if config {
-            CliError::input(message)
-        } else {
-            CliError::other(message)
-        }
-    })?;
+    let result = crate::tui::run(ctx, launch).await;
+    setup.finish().await;
+    result.map_err(tui_error)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A theme or key override is configuration; the rest is not.
+fn tui_error(e: color_eyre::Report) -> CliError {
+    let config = e.downcast_ref::<crate::tui::theme::ThemeError>().is_some()
+        || e.downcast_ref::<crate::tui::keymap::KeymapError>()
+            .is_some();
+    let message = join_chain(e.chain().map(ToString::to_string));
+    if config {
+        CliError::input(message)
+    } else {
+        CliError::other(message)
+    }
+}
+
+async fn remote_tui_launch(
+    config: &crate::config::Config,
+    url: &str,
+    launch: crate::tui::Launch,
+) -> Result<ExitCode, CliError> {
+    let client = serve::client(url)?;
+    // An unreachable server or a wrong token is a one-line error before
+    // the screen is taken.
+    client.runs(1).await?;
+    if let crate::tui::Launch::Replay(run_id) = &launch {
+        client.events(*run_id).await?;
+    }
+    let ctx = setup::remote_tui_context(config, client)?;
+    crate::tui::run(ctx, launch).await.map_err(tui_error)?;
     Ok(ExitCode::SUCCESS)
 }
 

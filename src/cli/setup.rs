@@ -10,6 +10,8 @@ use crate::engine::prompts::Prompts;
 use crate::engine::{Engine, EngineConfig};
 use crate::model::ChatModel;
 use crate::model::offline::OfflineModel;
+use crate::server::otlp::export::{HEADERS_ENV, Warn, parse_headers};
+use crate::server::otlp::{ExportingRecorder, OtlpExporter};
 use crate::store::Store;
 use crate::tools::ToolRegistry;
 use crate::tools::pack::{Pack, pack_tools};
@@ -17,6 +19,7 @@ use crate::vocab::catalog::Catalog;
 use crate::vocab::record::Recorder;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub fn load_config(cli: &Cli) -> Result<Config, CliError> {
     let flags = ConfigFlags {
@@ -56,11 +59,16 @@ pub fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
-/// Where pack warnings go: stderr for one-shot commands, the log for the TUI.
+/// Where the warnings of set-up and of the trace export go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
+    /// Both to stderr (`serve`).
     Stderr,
+    /// Pack warnings to the log (the command reports them with its
+    /// answer); a failing trace export to stderr (`ask`).
     Quiet,
+    /// The TUI owns the terminal: everything to the log.
+    Screen,
 }
 
 pub struct Setup {
@@ -73,7 +81,12 @@ pub struct Setup {
     pub fallthrough: Arc<dyn ChatModel>,
     /// The demo scenarios the TUI offers.
     pub scenarios_dir: PathBuf,
+    /// Exports every finished run when an OTLP endpoint is configured.
+    pub exporter: Option<Arc<OtlpExporter>>,
 }
+
+/// How long a command waits at exit for its runs' spans to be sent.
+const EXPORT_DEADLINE: Duration = Duration::from_secs(5);
 
 impl Setup {
     pub async fn build(config: &Config, output: Output) -> Result<Setup, CliError> {
@@ -98,7 +111,7 @@ impl Setup {
                         crate::text::sanitize_line(&warning.to_string())
                     )
                 }
-                Output::Quiet => tracing::warn!(%warning, "pack warning"),
+                Output::Quiet | Output::Screen => tracing::warn!(%warning, "pack warning"),
             }
         }
         if let Some(pack) = &pack {
@@ -131,7 +144,14 @@ impl Setup {
             Some(dir) => Prompts::from_dir(dir)?,
             None => Prompts::shipped(),
         };
-        let recorder: Arc<dyn Recorder> = store.clone();
+        let exporter = match &config.otlp_endpoint {
+            Some(endpoint) => Some(start_exporter(endpoint, store.clone(), output)?),
+            None => None,
+        };
+        let recorder: Arc<dyn Recorder> = match &exporter {
+            Some(e) => Arc::new(ExportingRecorder::new(store.clone(), e.clone())),
+            None => store.clone(),
+        };
         let engine = Engine {
             model,
             tools: Arc::new(tools),
@@ -153,7 +173,19 @@ impl Setup {
             engine,
             fallthrough,
             scenarios_dir: shipped_scenarios_dir()?,
+            exporter,
         })
+    }
+
+    /// Sends the spans still queued (for a few seconds at most) and writes
+    /// the journal's last events. Call before the command exits.
+    pub async fn finish(&self) {
+        if let Some(e) = &self.exporter {
+            e.shutdown(EXPORT_DEADLINE).await;
+        }
+        if let Err(e) = self.store.flush_all().await {
+            tracing::warn!(error = %e, "could not write the last journal events");
+        }
     }
 
     pub fn tui_context(&self, config: &Config) -> crate::tui::TuiContext {
@@ -172,13 +204,69 @@ impl Setup {
                 .flat_map(|p| &p.warnings)
                 .map(ToString::to_string)
                 .collect(),
+            server: None,
         }
     }
+}
+
+fn start_exporter(
+    endpoint: &str,
+    store: Arc<Store>,
+    output: Output,
+) -> Result<Arc<OtlpExporter>, CliError> {
+    let headers = match std::env::var(HEADERS_ENV) {
+        Ok(text) => parse_headers(&text)?,
+        Err(_) => Vec::new(),
+    };
+    let warn: Warn = match output {
+        Output::Stderr | Output::Quiet => Arc::new(|m: &str| {
+            eprintln!("diagraph: warning: {}", crate::text::sanitize_line(m));
+        }),
+        // tracing already has it, in the log file.
+        Output::Screen => Arc::new(|_: &str| {}),
+    };
+    Ok(OtlpExporter::start(endpoint, headers, store, warn)?)
 }
 
 pub async fn open_store(config: &Config) -> Result<Store, CliError> {
     Ok(match &config.database_url {
         Some(url) => Store::connect(url).await?,
         None => Store::open_default().await?,
+    })
+}
+
+/// The workbench following a server: runs start there and are watched
+/// over its event streams. Demo scenarios still run here, in memory,
+/// with the shipped prompts and rules.
+pub fn remote_tui_context(
+    config: &Config,
+    server: Arc<crate::server::client::ServerClient>,
+) -> Result<crate::tui::TuiContext, CliError> {
+    let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
+    let prompts = match &config.prompts_dir {
+        Some(dir) => Prompts::from_dir(dir)?,
+        None => Prompts::shipped(),
+    };
+    let engine = Engine {
+        model: fallthrough.clone(),
+        tools: Arc::new(ToolRegistry::new()),
+        recorder: Arc::new(crate::engine::MemoryRecorder::default()),
+        catalog: Arc::new(Catalog::default()),
+        prompts: Arc::new(prompts),
+        rules: Arc::new(GatekeeperRules::shipped()),
+        config: EngineConfig::default(),
+    };
+    let label = server.describe();
+    Ok(crate::tui::TuiContext {
+        engine,
+        fallthrough,
+        store: None,
+        scenarios_dir: shipped_scenarios_dir()?,
+        theme: config.theme.clone(),
+        key_overrides: config.keys.clone(),
+        model_label: format!("server {label}"),
+        db_label: label,
+        pack_warnings: Vec::new(),
+        server: Some(server),
     })
 }

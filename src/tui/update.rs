@@ -11,7 +11,7 @@ use crate::tui::keymap::{Action, Context};
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup};
 use crate::tui::view::detail;
 use crate::vocab::events::{EngineEvent, EventKind};
-use crate::vocab::run::RunSummary;
+use crate::vocab::run::{RunStatus, RunSummary};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::path::PathBuf;
 
@@ -57,6 +57,12 @@ pub enum Command {
         path: PathBuf,
     },
     LoadReplay {
+        generation: u64,
+        run_id: i64,
+    },
+    /// Watch a run that is still running elsewhere (another process on
+    /// the database, or the server the TUI follows) as it goes.
+    FollowRun {
         generation: u64,
         run_id: i64,
     },
@@ -483,7 +489,21 @@ pub fn node_boundary(events: &[EngineEvent], cursor: usize, forward: bool) -> us
 }
 
 /// Replays a stored (or remembered) run.
+/// Opens a run from the list: one still running elsewhere (another
+/// process on the database, or the server followed) is watched live, any
+/// other is replayed.
 fn open_run(state: &mut AppState, run_id: i64) -> Vec<Command> {
+    let running = state
+        .runs
+        .iter()
+        .any(|r| r.run_id == run_id && r.status == RunStatus::Running);
+    if running && !state.local_events.contains_key(&run_id) {
+        let generation = state.begin(Mode::Live, true, false);
+        state.shown.watched = true;
+        state.demo = None;
+        state.focus = Pane::Graph;
+        return vec![Command::FollowRun { generation, run_id }];
+    }
     let generation = state.begin(Mode::Replay, false, false);
     state.demo = None;
     if let Some(events) = state.local_events.get(&run_id) {

@@ -6,6 +6,7 @@
 
 use super::TuiContext;
 use crate::engine::{Engine, RunRequest, StepCommand, StepGate};
+use crate::server::client::ServerClient;
 use crate::tui::update::{Command, Msg};
 use crate::vocab::events::EngineEvent;
 use std::sync::Arc;
@@ -22,6 +23,9 @@ pub struct Effects {
     pub tx: mpsc::Sender<Msg>,
     gate: Option<mpsc::Sender<StepCommand>>,
     cancel: Option<CancellationToken>,
+    /// Following a server: fired to ask the server to cancel the run this
+    /// TUI started there (stopping `cancel` only stops following it).
+    cancel_on_server: Option<CancellationToken>,
     /// Each engine run holds a clone until it has ended and saved its end;
     /// [`Effects::finish`] waits for all of them to be dropped.
     alive: Option<mpsc::Sender<()>>,
@@ -36,6 +40,7 @@ impl Effects {
             tx,
             gate: None,
             cancel: None,
+            cancel_on_server: None,
             alive: Some(alive),
             all_ended,
         }
@@ -63,6 +68,15 @@ impl Effects {
     }
 
     pub fn handle(&mut self, cmd: Command) {
+        // Following a server: runs, replays and the runs list come from
+        // it; demos and step commands stay local.
+        let cmd = match self.ctx.server.clone() {
+            Some(server) => match self.handle_remote(server, cmd) {
+                Some(local) => local,
+                None => return,
+            },
+            None => cmd,
+        };
         match cmd {
             Command::StartRun {
                 generation,
@@ -114,6 +128,25 @@ impl Effects {
                     c.cancel();
                 }
             }
+            Command::FollowRun { generation, run_id } => {
+                self.stop_current();
+                match self.ctx.store.clone() {
+                    Some(store) => {
+                        let stop = CancellationToken::new();
+                        self.cancel = Some(stop.clone());
+                        super::remote::tail_store(store, self.tx.clone(), generation, run_id, stop);
+                    }
+                    None => {
+                        let tx = self.tx.clone();
+                        tokio::spawn(async move {
+                            let error = Some(format!(
+                                "run {run_id} cannot be followed without a database"
+                            ));
+                            let _ = tx.send(Msg::SourceDone { generation, error }).await;
+                        });
+                    }
+                }
+            }
             Command::LoadRuns => self.load_runs(),
             Command::ListScenarios => {
                 let dir = self.ctx.scenarios_dir.clone();
@@ -126,6 +159,64 @@ impl Effects {
                 });
             }
             Command::Quit => self.stop_current(),
+        }
+    }
+
+    /// Performs `cmd` against the server; returns the commands that stay
+    /// local. Leaving a run stops following it; the run itself goes on
+    /// unless this TUI started it and the user agreed to stop it (the
+    /// question `update` asks before leaving a live run), or asked to
+    /// cancel it.
+    fn handle_remote(&mut self, server: Arc<ServerClient>, cmd: Command) -> Option<Command> {
+        let tx = self.tx.clone();
+        match cmd {
+            Command::StartRun {
+                generation,
+                question,
+                ..
+            } => {
+                self.leave_remote();
+                let stop = CancellationToken::new();
+                let cancel_run = CancellationToken::new();
+                self.cancel = Some(stop.clone());
+                self.cancel_on_server = Some(cancel_run.clone());
+                let watch = super::remote::Watch {
+                    stop,
+                    cancel_run: Some(cancel_run),
+                    alive: self.alive.clone(),
+                };
+                super::remote::start_run(server, tx, generation, question, watch);
+            }
+            Command::FollowRun { generation, run_id } => {
+                self.leave_remote();
+                let stop = CancellationToken::new();
+                self.cancel = Some(stop.clone());
+                let watch = super::remote::Watch {
+                    stop,
+                    cancel_run: None,
+                    alive: None,
+                };
+                super::remote::follow(server, tx, generation, run_id, watch);
+            }
+            Command::LoadReplay { generation, run_id } => {
+                self.leave_remote();
+                super::remote::load_replay(server, tx, generation, run_id);
+            }
+            Command::Cancel => {
+                if let Some(c) = &self.cancel_on_server {
+                    c.cancel();
+                }
+            }
+            Command::LoadRuns => super::remote::load_runs(server, tx),
+            local => return Some(local),
+        }
+        None
+    }
+
+    fn leave_remote(&mut self) {
+        self.stop_current();
+        if let Some(c) = self.cancel_on_server.take() {
+            c.cancel();
         }
     }
 

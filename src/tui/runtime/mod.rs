@@ -9,9 +9,11 @@
 pub mod demo;
 pub mod effects;
 pub mod event_loop;
+pub mod remote;
 
 use crate::engine::Engine;
 use crate::model::ChatModel;
+use crate::server::client::ServerClient;
 use crate::store::Store;
 use crate::tui::keymap::Keymap;
 use crate::tui::state::AppState;
@@ -42,6 +44,9 @@ pub struct TuiContext {
     pub db_label: String,
     /// Problems found loading the pack, shown until a run starts.
     pub pack_warnings: Vec<String>,
+    /// Follow this `diagraph serve` instead of running questions here:
+    /// runs start on it and their events arrive over its event streams.
+    pub server: Option<Arc<ServerClient>>,
 }
 
 pub enum Launch {
@@ -99,6 +104,9 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     let mut effects = Effects::new(ctx.clone(), tx.clone());
     for cmd in first {
         effects.handle(cmd);
+    }
+    if let Some(server) = &ctx.server {
+        remote::poll_runs(server.clone(), tx.clone());
     }
     match launch {
         Launch::Demo(Some(path)) => {

@@ -100,6 +100,10 @@ pub struct Shown {
     pub error: Option<String>,
     /// The source has ended (its task is done, whatever it sent).
     pub done: bool,
+    /// The run executes elsewhere (another process, or the server this
+    /// TUI follows) and was opened here only to watch: leaving it stops
+    /// nothing.
+    pub watched: bool,
 }
 
 impl Shown {
@@ -256,6 +260,7 @@ impl AppState {
     pub fn run_live(&self) -> bool {
         self.shown.generation != 0
             && self.mode != Mode::Replay
+            && !self.shown.watched
             && !self.shown.done
             && self.shown.view.finished.is_none()
     }

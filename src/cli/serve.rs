@@ -1,0 +1,77 @@
+//! `diagraph serve`: the HTTP API on this machine's configuration, until
+//! SIGTERM or Ctrl-C; and `diagraph --server URL`: the workbench following
+//! such a server.
+
+use super::CliError;
+use super::setup::{Output, Setup};
+use crate::config::Config;
+use crate::server::client::ServerClient;
+use crate::server::{ServeOptions, TOKEN_ENV, bind, serve, termination_signal};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+pub async fn run(
+    config: &Config,
+    listen: String,
+    max_runs: usize,
+    max_body: usize,
+) -> Result<ExitCode, CliError> {
+    if max_runs == 0 {
+        return Err(CliError::input("--max-runs must be at least 1"));
+    }
+    if max_body == 0 {
+        return Err(CliError::input("--max-body must be at least 1 byte"));
+    }
+    let options = ServeOptions {
+        listen,
+        token: std::env::var(TOKEN_ENV).ok(),
+        max_body_bytes: max_body,
+        max_concurrent_runs: max_runs,
+        pack: config.pack.as_ref().map(|p| p.display().to_string()),
+    };
+    // The address and the token are checked before the database is opened.
+    let listener = bind(&options).await?;
+    let setup = Setup::build(config, Output::Stderr).await?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| CliError::other(format!("cannot read the listening address: {e}")))?;
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "diagraph: serving http://{addr} (database {}, model {}{}{})",
+        setup.store.describe(),
+        setup.engine.model.name(),
+        if options.token.is_some() {
+            ", API token required"
+        } else {
+            ""
+        },
+        setup
+            .exporter
+            .as_ref()
+            .map(|e| format!(", OpenTelemetry to {}", crate::text::mask_url(e.url())))
+            .unwrap_or_default(),
+    );
+    let _ = out.flush();
+    let served = serve(
+        listener,
+        setup.engine.clone(),
+        setup.store.clone(),
+        &options,
+        termination_signal(),
+    )
+    .await;
+    setup.finish().await;
+    setup.store.close().await;
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The client for `--server URL`, with the token from the environment.
+pub fn client(url: &str) -> Result<Arc<ServerClient>, CliError> {
+    Ok(Arc::new(ServerClient::new(
+        url,
+        std::env::var(TOKEN_ENV).ok(),
+    )?))
+}
