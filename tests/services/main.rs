@@ -2,10 +2,14 @@
 //! started. The OpenAI-compatible provider against an in-process
 //! chat-completions server (alone, and driving whole engine runs), the
 //! Prometheus backend against a real `prometheus` (alone, and in a run),
-//! the binary's command line, and the configuration layers.
+//! the binary's command line, the configuration layers, and diagraph as a
+//! service: the HTTP API (`server_api`, `server_process` with SIGTERM and
+//! two processes on one MySQL), the TUI following a server (`server_tui`)
+//! and the OpenTelemetry export (`otlp`).
 //!
-//! Shared helpers live in `tests/helpers`; `openai_mock`, `fake_llm` and
-//! `prometheus_server` are this crate's own.
+//! Shared helpers live in `tests/helpers`; `openai_mock`, `fake_llm`,
+//! `prometheus_server` and `server_support` are this crate's own, and
+//! `mysql_db` is the store suite's fresh-database helper.
 
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -13,13 +17,20 @@
 mod fake_llm;
 #[path = "../helpers/mod.rs"]
 mod helpers;
+#[path = "../store/mysql_db.rs"]
+mod mysql_db;
 mod openai_mock;
 mod prometheus_server;
+mod server_support;
 
 mod cli;
 mod config;
 mod faults;
 mod openai_engine;
 mod openai_provider;
+mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
+mod server_api;
+mod server_process;
+mod server_tui;
