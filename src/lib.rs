@@ -1,8 +1,8 @@
 //! diagraph: a terminal workbench for evidence-gated incident diagnosis.
 //!
-//! Module direction: `tui -> engine, store`; `engine -> model, tools,
-//! knowledge`. Nothing outside `tui` (and the binary) knows it has a
-//! terminal.
+//! Module direction: `cli -> tui -> server -> engine, store`; `engine ->
+//! model, tools, knowledge` (ARCHITECTURE.md, "Layering"). Nothing outside
+//! `tui` (and the binary) knows it has a terminal.
 
 pub mod cli;
 pub mod config;

@@ -54,12 +54,29 @@ pub async fn run(
             .unwrap_or_default(),
     );
     let _ = out.flush();
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel();
+    let stop = async move {
+        termination_signal().await;
+        let _ = first_tx.send(());
+    };
+    // A second signal while the runs end quits at once; the next start
+    // marks the runs it left as interrupted.
+    tokio::spawn(async move {
+        if first_rx.await.is_ok() {
+            eprintln!(
+                "diagraph: shutting down: cancelling the runs in progress (signal again to quit at once)"
+            );
+            termination_signal().await;
+            eprintln!("diagraph: quitting without waiting for the runs in progress");
+            std::process::exit(130);
+        }
+    });
     let served = serve(
         listener,
         setup.engine.clone(),
         setup.store.clone(),
         &options,
-        termination_signal(),
+        stop,
     )
     .await;
     setup.finish().await;
