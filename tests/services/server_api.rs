@@ -5,7 +5,7 @@
 //! RUNNING.
 
 use crate::server_support::{
-    HeldModel, SseStream, TestServer, engine_events, http, json_of, post_raw, start_run,
+    CANCELLED, HeldModel, SseStream, TestServer, engine_events, http, json_of, post_raw, start_run,
 };
 use diagraph::server::{ServeError, ServeOptions, bind};
 use diagraph::vocab::events::EventKind;
@@ -13,10 +13,6 @@ use diagraph::vocab::run::RunStatus;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What a cancelled run's status reads today: the engine ends a cancelled
-/// run FAILED with the failure `cancelled` until CANCELLED is wired in.
-const CANCELLED: &str = "FAILED";
 
 fn assert_error(status: u16, body: &Value, want: u16, needle: &str) {
     assert_eq!(status, want, "{body}");

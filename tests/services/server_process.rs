@@ -6,16 +6,15 @@
 use crate::fake_llm::{KEY, fake_llm};
 use crate::mysql_db::TestDatabase;
 use crate::openai_mock::MockServer;
-use crate::server_support::{ServerProcess, SseStream, bin, engine_events, http, json_of};
+use crate::server_support::{
+    CANCELLED, ServerProcess, SseStream, bin, engine_events, http, json_of,
+};
 use diagraph::store::Store;
 use diagraph::vocab::events::EventKind;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What a cancelled run's status reads today (see `server_api`).
-const CANCELLED: &str = "FAILED";
 
 #[test]
 fn serve_refuses_a_public_address_without_a_token() {

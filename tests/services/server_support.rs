@@ -36,6 +36,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
+/// What a cancelled run's status reads today: the engine ends a cancelled
+/// run FAILED with the failure `cancelled` until CANCELLED is wired in;
+/// then this becomes "CANCELLED" and every server test checks it.
+pub const CANCELLED: &str = "FAILED";
+
 // ---- a model the test can hold -----------------------------------------------
 
 /// The offline model behind a gate: with the gate closed, every call
