@@ -10,10 +10,8 @@
 //! each exchange the way it is told to, so "truncated" is really a body
 //! cut short and "hang" a server that never answers.
 
-#[path = "../store/mysql_db.rs"]
-mod mysql_db;
-
 use crate::helpers::shop_pack_dir;
+use crate::mysql_db;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -298,8 +298,13 @@ async fn a_cancelled_run_is_an_error_span_with_its_failure_class() {
     assert_eq!(int(root, "diagraph.run.id"), outcome.run_id);
     let status = root.status.as_ref().unwrap();
     assert_eq!(status.code, StatusCode::Error as i32);
-    assert_eq!(status.message, "cancelled");
+    assert_eq!(
+        status.message,
+        outcome.end.failure.as_ref().unwrap().message
+    );
     assert_eq!(text(root, "error.type"), "cancelled");
+    assert_eq!(text(root, "diagraph.failure.class"), "cancelled");
+    assert_eq!(text(root, "diagraph.run.status"), "CANCELLED");
 }
 
 // Multi-threaded: the receiver answers while the test waits for the binary.

@@ -5,7 +5,8 @@
 //! RUNNING.
 
 use crate::server_support::{
-    CANCELLED, HeldModel, SseStream, TestServer, engine_events, http, json_of, post_raw, start_run,
+    HeldModel, SseStream, TestServer, assert_cancelled, engine_events, http, json_of, post_raw,
+    start_run,
 };
 use diagraph::server::{ServeError, ServeOptions, bind};
 use diagraph::vocab::events::EventKind;
@@ -43,7 +44,8 @@ async fn chat_waits_for_the_answer_and_returns_the_ask_json_object() {
     .await;
     assert_eq!(status, 200, "{v}");
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-    // The keys of `RunOutcome::to_json`, in its order.
+    // The keys of `RunOutcome::to_json`, in its order (`failure` only
+    // when something failed).
     assert_eq!(
         keys,
         [
@@ -53,7 +55,9 @@ async fn chat_waits_for_the_answer_and_returns_the_ask_json_object() {
             "answer",
             "degraded",
             "effective_verdict",
-            "orchestration_trace"
+            "orchestration_trace",
+            "failed_sources",
+            "sources"
         ]
     );
     assert_eq!(v["status"], "SUCCESS");
@@ -604,10 +608,10 @@ async fn cancel_ends_a_live_run_and_says_why_it_cannot_end_others() {
     let (status, v) = asked.await.unwrap();
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["run_id"], run_id);
-    assert_eq!(v["status"], CANCELLED);
+    assert_eq!(v["status"], "CANCELLED");
+    assert_eq!(v["failure"]["class"], "cancelled", "{v}");
     let trace = server.store.run_trace(run_id).await.unwrap();
-    assert_eq!(trace.run.status.as_str(), CANCELLED);
-    assert_eq!(trace.run.failure_reason.as_deref(), Some("cancelled"));
+    assert_cancelled(&trace);
     let journal = server.store.load_events(run_id).await.unwrap();
     assert!(journal.last().unwrap().is_terminal());
     assert_eq!(server.store.running_count().await.unwrap(), 0);
@@ -693,16 +697,14 @@ async fn shutdown_cancels_runs_in_progress_and_leaves_none_running() {
 
     let (status, v) = waiting.await.unwrap();
     assert_eq!(status, 200, "{v}");
-    assert_eq!(v["status"], CANCELLED);
+    assert_eq!(v["status"], "CANCELLED");
     let frames = stream.rest().await;
     assert_eq!(frames.last().unwrap().event.as_deref(), Some("end"));
     assert_eq!(store.running_count().await.unwrap(), 0);
     for run in store.list_runs(10).await.unwrap() {
-        assert_eq!(run.status.as_str(), CANCELLED, "{run:?}");
         let events = store.load_events(run.run_id).await.unwrap();
         assert!(events.last().unwrap().is_terminal(), "run {}", run.run_id);
-        let trace = store.run_trace(run.run_id).await.unwrap();
-        assert_eq!(trace.run.failure_reason.as_deref(), Some("cancelled"));
+        assert_cancelled(&store.run_trace(run.run_id).await.unwrap());
     }
     assert_eq!(store.list_runs(10).await.unwrap().len(), 2);
 }

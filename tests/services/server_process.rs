@@ -7,7 +7,7 @@ use crate::fake_llm::{KEY, fake_llm};
 use crate::mysql_db::TestDatabase;
 use crate::openai_mock::MockServer;
 use crate::server_support::{
-    CANCELLED, ServerProcess, SseStream, bin, engine_events, http, json_of,
+    ServerProcess, SseStream, assert_cancelled, bin, engine_events, http, json_of,
 };
 use diagraph::store::Store;
 use diagraph::vocab::events::EventKind;
@@ -121,8 +121,7 @@ async fn sigterm_mid_run_ends_every_run_with_its_events_saved() {
     assert_eq!(store.running_count().await.unwrap(), 0);
     for id in ids {
         let trace = store.run_trace(id).await.unwrap();
-        assert_eq!(trace.run.status.as_str(), CANCELLED, "run {id}");
-        assert_eq!(trace.run.failure_reason.as_deref(), Some("cancelled"));
+        assert_cancelled(&trace);
         let events = store.load_events(id).await.unwrap();
         assert!(events.last().unwrap().is_terminal(), "run {id}");
         assert_eq!(trace.run.event_count, events.len());

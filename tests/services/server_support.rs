@@ -36,10 +36,25 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
-/// What a cancelled run's status reads today: the engine ends a cancelled
-/// run FAILED with the failure `cancelled` until CANCELLED is wired in;
-/// then this becomes "CANCELLED" and every server test checks it.
-pub const CANCELLED: &str = "FAILED";
+/// Asserts that a stored run ended CANCELLED with the failure `cancelled`.
+pub fn assert_cancelled(trace: &diagraph::vocab::run_trace::RunTrace) {
+    assert_eq!(
+        trace.run.status,
+        diagraph::vocab::run::RunStatus::Cancelled,
+        "run {}",
+        trace.run.run_id
+    );
+    let failure = trace
+        .run
+        .failure
+        .as_ref()
+        .expect("a cancelled run says why");
+    assert_eq!(
+        failure.class,
+        diagraph::vocab::run::FailureClass::Cancelled,
+        "{failure:?}"
+    );
+}
 
 // ---- a model the test can hold -----------------------------------------------
 

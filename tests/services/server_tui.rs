@@ -42,6 +42,7 @@ impl Tui {
             key_overrides: BTreeMap::new(),
             model_label: "server".into(),
             db_label: server.url.clone(),
+            pack_warnings: Vec::new(),
             server: Some(client),
         };
         let (state, first) = initial_state(

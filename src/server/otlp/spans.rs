@@ -77,6 +77,9 @@ pub mod attr {
     pub const EVIDENCE_STATUS: &str = "diagraph.tool.evidence_status";
     pub const EVIDENCE_REFS: &str = "diagraph.tool.evidence_refs";
     pub const DEDUPED_FROM: &str = "diagraph.tool.deduped_from";
+    pub const TOOL_BACKEND: &str = "diagraph.tool.backend";
+    pub const TOOL_PARTIAL: &str = "diagraph.tool.partial";
+    pub const FAILURE_CLASS: &str = "diagraph.failure.class";
 }
 
 /// W3C "sampled", and "the parent is known not to be remote".
@@ -447,17 +450,21 @@ impl Builder<'_> {
         if let Some(from) = details.deduped_from {
             attrs.push(kv_int(attr::DEDUPED_FROM, from));
         }
+        if !details.source.backend.is_empty() {
+            attrs.push(kv(attr::TOOL_BACKEND, &details.source.backend));
+        }
+        if let Some(partial) = &details.source.partial {
+            attrs.push(kv(attr::TOOL_PARTIAL, &clean(partial, 300)));
+        }
         let status = if inv.success {
             ok()
         } else {
-            attrs.push(kv(
-                attr::ERROR_TYPE,
-                if details.blocked {
-                    "blocked"
-                } else {
-                    "tool_error"
-                },
-            ));
+            let class = match (details.blocked, details.source.failure_class) {
+                (true, _) => "blocked",
+                (false, Some(class)) => class.as_str(),
+                (false, None) => "_OTHER",
+            };
+            attrs.push(kv(attr::ERROR_TYPE, class));
             error(
                 inv.error_message
                     .as_deref()
@@ -512,10 +519,27 @@ impl Builder<'_> {
             let names: Vec<&str> = route.iter().map(|n| n.as_str()).collect();
             attrs.push(kv_strings(attr::ROUTE, &names));
         }
+        // The stored failure names what stopped or degraded the run; a
+        // run recorded before it existed has the journal's, or a bare
+        // message.
+        let class = run
+            .failure
+            .as_ref()
+            .map(|f| f.class.as_str())
+            .or(failure_class);
+        if let Some(class) = class {
+            attrs.push(kv(attr::FAILURE_CLASS, class));
+        }
         let status = match run.status {
             RunStatus::Failed | RunStatus::Cancelled => {
-                attrs.push(kv(attr::ERROR_TYPE, failure_class.unwrap_or("_OTHER")));
-                error(run.failure_reason.as_deref().unwrap_or(run.status.as_str()))
+                attrs.push(kv(attr::ERROR_TYPE, class.unwrap_or("_OTHER")));
+                let message = run
+                    .failure
+                    .as_ref()
+                    .map(|f| f.message.as_str())
+                    .or(run.failure_reason.as_deref())
+                    .unwrap_or(run.status.as_str());
+                error(message)
             }
             RunStatus::Running | RunStatus::Success => ok(),
         };
