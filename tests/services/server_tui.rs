@@ -1,7 +1,10 @@
 //! The workbench following a server (`diagraph --server URL`), without a
 //! terminal: the TUI's own `update` and effects, with the server's runs
 //! list and event streams as their source. A second engineer opens a run
-//! someone else started over the API and watches it live to its end.
+//! someone else started over the API and watches it live to its end
+//! (watching stops nothing, so nothing is asked); a question asked in the
+//! TUI runs on the server, and its cancel key cancels it there. Without a
+//! server, a run another process executes is watched from the database.
 
 use crate::server_support::{HeldModel, TestServer, start_run};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -26,8 +29,19 @@ struct Tui {
 }
 
 impl Tui {
+    /// The workbench following `server`.
     async fn on(server: &TestServer) -> Tui {
         let client = Arc::new(ServerClient::new(&server.url, None).unwrap());
+        Tui::with(server, Some(client)).await
+    }
+
+    /// The workbench on `server`'s database, as another process on it.
+    async fn local(server: &TestServer) -> Tui {
+        Tui::with(server, None).await
+    }
+
+    async fn with(server: &TestServer, client: Option<Arc<ServerClient>>) -> Tui {
+        let store = client.is_none().then(|| server.store.clone());
         let engine = crate::server_support::shop_engine(
             server.store.clone(),
             Arc::new(diagraph::model::offline::OfflineModel::new()),
@@ -36,14 +50,14 @@ impl Tui {
         let ctx = TuiContext {
             engine,
             fallthrough: Arc::new(diagraph::model::offline::OfflineModel::new()),
-            store: None,
+            store,
             scenarios_dir: crate::helpers::scenario_dir(),
             theme: "dark".into(),
             key_overrides: BTreeMap::new(),
             model_label: "server".into(),
             db_label: server.url.clone(),
             pack_warnings: Vec::new(),
-            server: Some(client),
+            server: client,
         };
         let (state, first) = initial_state(
             Theme::load("dark").unwrap(),
@@ -110,6 +124,11 @@ async fn a_run_started_by_someone_else_is_watched_live_to_its_end() {
     tui.pump_until(|s| s.view().run_id == Some(run_id) && s.view().current.is_some())
         .await;
     assert!(tui.state.view().is_running(), "watched while it runs");
+    // Watching stops nothing: no question before leaving, and the cancel
+    // key is not offered.
+    assert!(!tui.state.run_live());
+    tui.key(KeyCode::Char('x'));
+    assert!(tui.state.popup.is_none());
 
     model.open();
     tui.pump_until(|s| s.view().finished.is_some()).await;
@@ -158,4 +177,53 @@ async fn a_question_asked_in_the_tui_runs_on_the_server() {
     assert_eq!(tui.state.mode, Mode::Replay);
     tui.pump_until(|s| !s.shown.events.is_empty()).await;
     assert_eq!(tui.state.shown.events.len(), stored.run.event_count);
+}
+
+#[tokio::test]
+async fn the_cancel_key_cancels_a_run_this_tui_started_on_the_server() {
+    let model = HeldModel::closed();
+    let server = TestServer::start_with(ServeOptions::default(), model.clone()).await;
+    let mut tui = Tui::on(&server).await;
+    tui.state.focus = Pane::Input;
+    for c in "why is payment-service slow?".chars() {
+        tui.key(KeyCode::Char(c));
+    }
+    tui.key(KeyCode::Enter);
+    tui.pump_until(|s| s.view().current.is_some()).await;
+    model.wait_arrivals(1).await;
+    assert!(tui.state.run_live(), "a run started here is live");
+    tui.state.focus = Pane::Graph;
+    tui.key(KeyCode::Char('x'));
+    // The model call in flight ends; the run stops at the next node.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    model.open();
+    tui.pump_until(|s| s.view().finished.is_some()).await;
+    let end = tui.state.view().finished.clone().unwrap();
+    assert_eq!(end.status, RunStatus::Cancelled);
+    let run_id = tui.state.view().run_id.unwrap();
+    crate::server_support::assert_cancelled(&server.store.run_trace(run_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn a_run_of_another_process_is_watched_from_the_database() {
+    let model = HeldModel::closed();
+    let server = TestServer::start_with(ServeOptions::default(), model.clone()).await;
+    let run_id = start_run(&server, "why is payment-service slow?").await;
+    model.wait_arrivals(1).await;
+
+    let mut tui = Tui::local(&server).await;
+    tui.pump_until(|s| s.runs.iter().any(|r| r.run_id == run_id))
+        .await;
+    tui.state.focus = Pane::Runs;
+    tui.state.sel.runs = 0;
+    tui.key(KeyCode::Enter);
+    assert_eq!(tui.state.mode, Mode::Live);
+    assert!(!tui.state.run_live(), "watching, not running it");
+    tui.pump_until(|s| s.view().run_id == Some(run_id)).await;
+    model.open();
+    tui.pump_until(|s| s.view().finished.is_some()).await;
+    assert_eq!(
+        tui.state.shown.events,
+        server.store.load_events(run_id).await.unwrap()
+    );
 }
