@@ -66,6 +66,26 @@ impl MetricsBackend {
     }
 }
 
+/// The request field that carries the token limit: `max_tokens` for most
+/// servers, `max_completion_tokens` for OpenAI's reasoning models (which
+/// reject `max_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    #[default]
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
@@ -79,6 +99,13 @@ pub struct ModelConfig {
     pub api_key_env: String,
     pub timeout_secs: u64,
     pub max_tokens: Option<u32>,
+    pub max_tokens_field: MaxTokensField,
+    /// Sent only when set: OpenAI's reasoning models reject any value.
+    pub temperature: Option<f64>,
+    /// Merged into every request body (e.g. `enable_thinking = false` for
+    /// DashScope's qwen3); it cannot replace `model`, `messages`, `tools`
+    /// or `tool_choice`.
+    pub extra_body: BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for ModelConfig {
@@ -90,6 +117,35 @@ impl Default for ModelConfig {
             api_key_env: DEFAULT_API_KEY_ENV.into(),
             timeout_secs: 60,
             max_tokens: None,
+            max_tokens_field: MaxTokensField::MaxTokens,
+            temperature: None,
+            extra_body: BTreeMap::new(),
+        }
+    }
+}
+
+/// Request fields `extra_body` may not replace: the conversation itself.
+pub const RESERVED_BODY_FIELDS: [&str; 4] = ["model", "messages", "tools", "tool_choice"];
+
+/// Limits of one run (`[run]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Wall-clock budget of a run; model calls after it fail as timeouts
+    /// and the run ends in its fallback. Unset: no deadline.
+    pub deadline_secs: Option<u64>,
+    /// Tool calls the Executor may make per round before it must answer.
+    pub max_tool_calls: u32,
+    /// Model turns of the Executor per round, the final answer included.
+    pub max_executor_turns: u32,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            deadline_secs: None,
+            max_tool_calls: 12,
+            max_executor_turns: 8,
         }
     }
 }
@@ -168,6 +224,7 @@ impl Default for MetricsConfig {
 pub struct Config {
     pub model: ModelConfig,
     pub metrics: MetricsConfig,
+    pub run: RunConfig,
     pub database_url: Option<String>,
     pub pack: Option<PathBuf>,
     pub prompts_dir: Option<PathBuf>,
@@ -186,6 +243,7 @@ impl Default for Config {
         Config {
             model: ModelConfig::default(),
             metrics: MetricsConfig::default(),
+            run: RunConfig::default(),
             database_url: None,
             pack: None,
             prompts_dir: None,
@@ -231,6 +289,7 @@ pub enum ConfigError {
 struct FileConfig {
     model: Option<ModelConfig>,
     metrics: Option<MetricsConfig>,
+    run: Option<RunConfig>,
     database_url: Option<String>,
     pack: Option<PathBuf>,
     prompts_dir: Option<PathBuf>,
@@ -280,6 +339,9 @@ impl Config {
         if let Some(m) = file.metrics {
             self.metrics = m;
         }
+        if let Some(r) = file.run {
+            self.run = r;
+        }
         if file.database_url.is_some() {
             self.database_url = file.database_url;
         }
@@ -315,6 +377,12 @@ impl Config {
         }
         if let Some(v) = env("DIAGRAPH_OPENAI_MODEL") {
             self.model.model = v;
+        }
+        if let Some(v) = env("DIAGRAPH_MODEL_TIMEOUT") {
+            self.model.timeout_secs = v.trim().parse().map_err(|_| ConfigError::BadValue {
+                source_name: "DIAGRAPH_MODEL_TIMEOUT".into(),
+                message: format!("{:?} is not a whole number of seconds", v.trim()),
+            })?;
         }
         if let Some(v) = env("DIAGRAPH_PROMETHEUS_URL") {
             self.metrics.backend = MetricsBackend::Prometheus;
@@ -359,6 +427,31 @@ impl Config {
         };
         if self.model.timeout_secs == 0 {
             return Err(bad("model.timeout_secs", "must be at least 1".into()));
+        }
+        if let Some(t) = self.model.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(bad(
+                "model.temperature",
+                format!("{t} is outside 0 to 2 (leave it unset to send none)"),
+            ));
+        }
+        if let Some(k) = self
+            .model
+            .extra_body
+            .keys()
+            .find(|k| RESERVED_BODY_FIELDS.contains(&k.as_str()))
+        {
+            return Err(bad(
+                "model.extra_body",
+                format!("{k:?} is part of the conversation and cannot be overridden"),
+            ));
+        }
+        if self.run.deadline_secs == Some(0) {
+            return Err(bad("run.deadline_secs", "must be at least 1".into()));
+        }
+        if self.run.max_executor_turns == 0 {
+            return Err(bad("run.max_executor_turns", "must be at least 1".into()));
         }
         if self.metrics.timeout_secs == 0 {
             return Err(bad("metrics.timeout_secs", "must be at least 1".into()));
@@ -500,6 +593,31 @@ fn render(c: &Config, key_source: Option<String>) -> String {
         Some(t) => format!("max_tokens = {t}\n"),
         None => "# max_tokens = (not set)\n".into(),
     });
+    out.push_str(&format!(
+        "max_tokens_field = {}\n",
+        q(m.max_tokens_field.as_str())
+    ));
+    out.push_str(&match m.temperature {
+        Some(t) => format!("temperature = {t}\n"),
+        None => "# temperature = (not set: not sent)\n".into(),
+    });
+    if !m.extra_body.is_empty() {
+        out.push_str("\n[model.extra_body]\n");
+        for (k, v) in &m.extra_body {
+            let value =
+                toml::Value::try_from(v).map_or_else(|_| q(&v.to_string()), |t| t.to_string());
+            out.push_str(&format!("{} = {value}\n", toml_key(k)));
+        }
+    }
+
+    let r = &c.run;
+    out.push_str("\n[run]\n");
+    out.push_str(&match r.deadline_secs {
+        Some(d) => format!("deadline_secs = {d}\n"),
+        None => "# deadline_secs = (not set: no deadline)\n".into(),
+    });
+    out.push_str(&format!("max_tool_calls = {}\n", r.max_tool_calls));
+    out.push_str(&format!("max_executor_turns = {}\n", r.max_executor_turns));
 
     let x = &c.metrics;
     out.push_str("\n[metrics]\n");

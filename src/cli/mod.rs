@@ -17,7 +17,7 @@ mod setup;
 mod shipped;
 
 pub use export::ExportFormat;
-pub use setup::Setup;
+pub use setup::{Setup, engine_config};
 pub use shipped::{shipped_pack_dir, shipped_scenarios_dir};
 
 use clap::{Parser, Subcommand, ValueEnum};

@@ -165,7 +165,7 @@ impl Setup {
             )),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
-            config: EngineConfig::default(),
+            config: engine_config(config),
         };
         Ok(Setup {
             store,
@@ -206,6 +206,16 @@ impl Setup {
                 .collect(),
             server: None,
         }
+    }
+}
+
+/// The `[run]` limits as the engine takes them.
+pub fn engine_config(config: &Config) -> EngineConfig {
+    EngineConfig {
+        max_tool_calls: config.run.max_tool_calls,
+        max_executor_turns: config.run.max_executor_turns,
+        run_deadline: config.run.deadline_secs.map(Duration::from_secs),
+        ..EngineConfig::default()
     }
 }
 

@@ -43,6 +43,9 @@ pub struct EngineConfig {
     pub history_limit: usize,
     /// Tools the Executor may use.
     pub tool_permissions: Vec<String>,
+    /// Wall-clock budget of a run: model calls after it fail as timeouts
+    /// and the run ends in its fallback. None: no deadline.
+    pub run_deadline: Option<Duration>,
     /// How long to keep retrying the store after it failed mid-run, before
     /// giving up (the next start marks the run FAILED).
     pub store_recovery_timeout: Duration,
@@ -58,6 +61,7 @@ impl Default for EngineConfig {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            run_deadline: None,
             store_recovery_timeout: Duration::from_secs(30),
         }
     }

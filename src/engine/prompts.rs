@@ -1,10 +1,12 @@
 //! Agent prompts: `prompts/{planner,executor,verifier,composer}.md`,
 //! shipped inside the binary and overridable with `--prompts DIR`.
 //!
-//! A prompt is rendered with its role's input DTO: `{{input}}` in the text
-//! is replaced by the DTO as compact JSON; the DTO is also sent as the user
-//! message so that a prompt without the placeholder still sees it. The
-//! version of a prompt is a content hash, recorded in self_evaluation.
+//! The input DTO is sent once, as compact JSON in the user message: the
+//! system prompt keeps only the instructions, and each `{{input}}` in it
+//! becomes a pointer to that message. Sending the DTO in both made every
+//! request about a sixth longer, and the user message is where untrusted
+//! text (the question, history) belongs. The version of a prompt is a
+//! content hash, recorded in self_evaluation.
 
 use crate::model::Message;
 use crate::vocab::agent::AgentRole;
@@ -21,9 +23,14 @@ pub struct Prompt {
     pub version: String,
     /// The text split at each `{{input}}`, so rendering is one sized copy.
     pieces: Vec<String>,
+    /// The system message: the text with each `{{input}}` pointing at the
+    /// user message, made once.
+    system: String,
 }
 
 const INPUT_PLACEHOLDER: &str = "{{input}}";
+/// What `{{input}}` reads as in the system message.
+pub const INPUT_POINTER: &str = "(the JSON object in the user message)";
 
 impl Prompt {
     pub fn new(text: impl Into<String>) -> Prompt {
@@ -31,10 +38,12 @@ impl Prompt {
         let digest = Sha256::digest(text.as_bytes());
         let version = format!("sha256:{}", &hex::encode(digest)[..16]);
         let pieces = text.split(INPUT_PLACEHOLDER).map(str::to_string).collect();
+        let system = text.replace(INPUT_PLACEHOLDER, INPUT_POINTER);
         Prompt {
             text,
             version,
             pieces,
+            system,
         }
     }
 
@@ -130,13 +139,15 @@ impl Prompts {
         Arc::clone(&self.versions)
     }
 
-    /// System prompt rendered with the DTO, then the DTO as the user turn.
+    /// The system prompt, then the DTO as the user turn (the only copy).
     pub fn render(&self, input: &AgentInput) -> Vec<Message> {
-        let dto = input.to_json();
-        let system = self.get(input.role()).render(&dto);
         vec![
-            Message::System { content: system },
-            Message::User { content: dto },
+            Message::System {
+                content: self.get(input.role()).system.clone(),
+            },
+            Message::User {
+                content: input.to_json(),
+            },
         ]
     }
 }

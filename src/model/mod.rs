@@ -65,14 +65,35 @@ pub struct ChatRequest {
     /// The role's input DTO; it also names the role.
     pub input: AgentInput,
     pub messages: Vec<Message>,
-    /// Tool specs offered (Executor only; empty means "answer now").
+    /// Tool specs of the conversation (Executor only). They stay in the
+    /// request on the forced last turn, where `tool_choice` is `None`:
+    /// some gateways reject tool history sent without its `tools`.
     pub tools: Vec<Arc<ToolSpec>>,
+    pub tool_choice: ToolChoice,
     pub script: ScriptContext,
+}
+
+/// Whether the model may call the offered tools on this turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    /// Answer now, without calling a tool (the Executor's forced last turn).
+    None,
 }
 
 impl ChatRequest {
     pub fn role(&self) -> AgentRole {
         self.input.role()
+    }
+
+    /// Tools the model may call on this turn: none on a forced last turn.
+    pub fn callable_tools(&self) -> &[Arc<ToolSpec>] {
+        match self.tool_choice {
+            ToolChoice::Auto => &self.tools,
+            ToolChoice::None => &[],
+        }
     }
 
     /// The tool results received so far in this Executor conversation,
@@ -117,6 +138,10 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub usage: Usage,
+    /// Reasoning the server sent beside the answer (`reasoning_content`,
+    /// `reasoning`): recorded with the step, never parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
     /// Provider notes worth keeping in the step (e.g. "429 back-off 500ms").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

@@ -347,6 +347,7 @@ impl ChatModel for ScriptedModel {
                         prompt_tokens,
                         completion_tokens,
                     },
+                    reasoning: None,
                     notes: vec![],
                 })
             }
@@ -373,6 +374,7 @@ impl ChatModel for ScriptedModel {
                         prompt_tokens,
                         completion_tokens: 16,
                     },
+                    reasoning: None,
                     notes: vec![],
                 })
             }

@@ -330,7 +330,7 @@ async fn session_history_reaches_the_planner_and_executor() {
 }
 
 #[tokio::test]
-async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
+async fn the_tool_budget_forces_exactly_one_final_answer_with_tool_choice_none() {
     use diagraph::model::Message;
     use diagraph::vocab::agent::AgentRole;
     let mut s = load_scenario("01_pass.toml");
@@ -366,7 +366,12 @@ async fn the_tool_budget_forces_exactly_one_final_answer_without_tools() {
         .collect();
     assert_eq!(exec.len(), 2);
     assert!(!exec[0].tools.is_empty());
-    assert!(exec[1].tools.is_empty(), "the final ask offers no tools");
+    assert_eq!(exec[0].tool_choice, diagraph::model::ToolChoice::Auto);
+    // The final ask keeps the tools (gateways reject tool history without
+    // them) but allows none.
+    assert_eq!(exec[1].tools, exec[0].tools);
+    assert_eq!(exec[1].tool_choice, diagraph::model::ToolChoice::None);
+    assert!(exec[1].callable_tools().is_empty());
     assert!(
         matches!(exec[1].messages.last(), Some(Message::User { content }) if content.contains("executor_evidence_v2"))
     );

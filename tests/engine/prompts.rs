@@ -157,8 +157,25 @@ fn rendering_fills_the_dto_and_versions_are_content_hashes() {
     let Message::System { content } = &msgs[0] else {
         panic!("first message is not the system prompt");
     };
-    assert!(content.contains("why is payment-service slow?"));
+    // The DTO is sent once, in the user message; the system prompt points
+    // at it.
+    assert!(!content.contains("why is payment-service slow?"));
     assert!(!content.contains("{{input}}"));
+    assert!(content.contains(diagraph::engine::prompts::INPUT_POINTER));
+    let Message::User { content: user } = &msgs[1] else {
+        panic!("second message is not the user turn");
+    };
+    assert_eq!(user, &input.to_json());
+    let sent: usize = msgs
+        .iter()
+        .map(|m| match m {
+            Message::System { content } | Message::User { content } => {
+                content.matches("why is payment-service slow?").count()
+            }
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(sent, 1, "the question is sent exactly once");
 
     let versions = p.versions();
     for role in AgentRole::ALL {

@@ -421,6 +421,10 @@ fn executor_respects_the_budget_and_answers_when_no_tools_are_offered() {
     assert_eq!(r.tool_calls.len(), 2);
     let r = respond(&exec_request(&input, vec![], false));
     assert!(r.tool_calls.is_empty());
+    // The forced last turn: tools still offered, tool_choice none.
+    let mut forced = exec_request(&input, vec![], true);
+    forced.tool_choice = diagraph::model::ToolChoice::None;
+    assert!(respond(&forced).tool_calls.is_empty());
     let out = parse_executor_evidence(r.content.as_deref().unwrap()).unwrap();
     assert!(out.claims.is_empty());
     assert!(!out.missing_info.is_empty());

@@ -26,6 +26,7 @@ pub fn request(
         input: input.into(),
         messages,
         tools: tools.into_iter().map(Arc::new).collect(),
+        tool_choice: Default::default(),
         script: ScriptContext::default(),
     }
 }

@@ -300,3 +300,110 @@ fn the_model_section_builds_the_openai_provider() {
         "openai:qwen2.5"
     );
 }
+
+#[test]
+fn per_model_settings_run_limits_and_the_model_timeout_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        r#"
+[model]
+provider = "openai"
+base_url = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+model = "qwen3-32b"
+temperature = 0.2
+max_tokens = 2048
+max_tokens_field = "max_completion_tokens"
+[model.extra_body]
+enable_thinking = false
+top_k = 20
+
+[run]
+deadline_secs = 120
+max_tool_calls = 6
+max_executor_turns = 4
+"#,
+    );
+    let flags = ConfigFlags {
+        config_file: Some(path.clone()),
+        ..Default::default()
+    };
+    let c = Config::load_with(&flags, &env_of(&[("DIAGRAPH_MODEL_TIMEOUT", "90")]), None).unwrap();
+    assert_eq!(c.model.temperature, Some(0.2));
+    assert_eq!(
+        c.model.max_tokens_field,
+        diagraph::config::MaxTokensField::MaxCompletionTokens
+    );
+    assert_eq!(
+        c.model.extra_body["enable_thinking"],
+        serde_json::json!(false)
+    );
+    assert_eq!(c.model.extra_body["top_k"], serde_json::json!(20));
+    assert_eq!(c.model.timeout_secs, 90, "the environment beats the file");
+    assert_eq!(c.run.deadline_secs, Some(120));
+    assert_eq!((c.run.max_tool_calls, c.run.max_executor_turns), (6, 4));
+    let shown = c.render_masked_with(&env_of(&[]));
+    for line in [
+        "temperature = 0.2",
+        "max_tokens_field = \"max_completion_tokens\"",
+        "enable_thinking = false",
+        "deadline_secs = 120",
+        "max_tool_calls = 6",
+    ] {
+        assert!(shown.contains(line), "{line} in {shown}");
+    }
+    // The run limits reach the engine.
+    let e = diagraph::cli::engine_config(&c);
+    assert_eq!(e.run_deadline, Some(std::time::Duration::from_secs(120)));
+    assert_eq!((e.max_tool_calls, e.max_executor_turns), (6, 4));
+
+    // Unset temperature: not set at all (so never sent).
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert_eq!(c.model.temperature, None);
+    assert!(
+        c.render_masked_with(&env_of(&[]))
+            .contains("# temperature = (not set")
+    );
+}
+
+#[test]
+fn bad_model_settings_are_named() {
+    for (env, file, name) in [
+        (
+            vec![("DIAGRAPH_MODEL_TIMEOUT", "soon")],
+            "",
+            "DIAGRAPH_MODEL_TIMEOUT",
+        ),
+        (
+            vec![("DIAGRAPH_MODEL_TIMEOUT", "0")],
+            "",
+            "model.timeout_secs",
+        ),
+        (vec![], "[model]\ntemperature = 3.5\n", "model.temperature"),
+        (
+            vec![],
+            "[model.extra_body]\nmessages = []\n",
+            "model.extra_body",
+        ),
+        (
+            vec![],
+            "[model]\nmax_tokens_field = \"tokens\"\n",
+            "max_completion_tokens",
+        ),
+        (vec![], "[run]\ndeadline_secs = 0\n", "run.deadline_secs"),
+        (
+            vec![],
+            "[run]\nmax_executor_turns = 0\n",
+            "run.max_executor_turns",
+        ),
+        (vec![], "[run]\nretries = 2\n", "retries"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = ConfigFlags {
+            config_file: Some(write(dir.path(), file)),
+            ..Default::default()
+        };
+        let e = Config::load_with(&flags, &env_of(&env), None).unwrap_err();
+        assert!(e.to_string().contains(name), "{name}: {e}");
+    }
+}

@@ -14,7 +14,9 @@
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod aimock;
 mod fake_llm;
+mod fault_proxy;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 #[path = "../store/mysql_db.rs"]
@@ -26,6 +28,7 @@ mod server_support;
 mod cli;
 mod config;
 mod faults;
+mod llm_quirks;
 mod openai_engine;
 mod openai_provider;
 mod otlp;

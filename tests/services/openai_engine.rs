@@ -70,7 +70,16 @@ async fn a_pass_run_with_tool_calls_over_the_openai_protocol() {
     let got = server.received();
     let system = got[0].body["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("# Role: Planner"));
-    assert!(system.contains("Is HighCPUUsage firing on payment-service?"));
+    // The input is sent once: in the user message, not in the system prompt.
+    assert!(!system.contains("Is HighCPUUsage firing on payment-service?"));
+    let request_text = got[0].body["messages"].to_string();
+    assert_eq!(
+        request_text
+            .matches("Is HighCPUUsage firing on payment-service?")
+            .count(),
+        1,
+        "{request_text}"
+    );
     let executor = got.iter().find(|r| r.body.get("tools").is_some()).unwrap();
     let names: Vec<&str> = executor.body["tools"]
         .as_array()
@@ -193,4 +202,40 @@ async fn malformed_provider_answers_lead_to_node_statuses_not_panics() {
     assert!(trace.contains("planner_technical_retry"), "{trace}");
     // Whatever the engine makes of the broken call, it is an answer, not a crash.
     assert!(!outcome.end.answer.is_empty());
+}
+
+#[tokio::test]
+async fn the_run_deadline_ends_a_slow_run_in_its_fallback() {
+    // Every answer takes 3 s; the run may take 1 s.
+    let slow = Reply::json(200, json!({"choices": []})).delayed(Duration::from_secs(3));
+    let server = MockServer::start(vec![slow.clone(), slow.clone(), slow]).await;
+    let (mut engine, recorder) = shop_engine(&server.base_url);
+    engine.config.run_deadline = Some(Duration::from_secs(1));
+    let started = Instant::now();
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(outcome.end.degraded, "{outcome:?}");
+    let failure = outcome.end.failure.clone().unwrap();
+    assert_eq!(failure.class.as_str(), "timeout", "{failure:?}");
+    assert!(
+        failure.message.contains("run deadline of 1 s"),
+        "{failure:?}"
+    );
+    let errors: Vec<String> = recorder
+        .snapshot()
+        .steps
+        .iter()
+        .filter_map(|s| s.error.clone())
+        .collect();
+    assert!(
+        errors.iter().all(|e| e.contains("run deadline")),
+        "{errors:?}"
+    );
 }

@@ -4,9 +4,13 @@
 
 use crate::engine::ctx::{RunCtx, Unhandled};
 use crate::engine::unchecked::{Met, Origin, model_failure};
-use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ModelError, ScriptContext};
+use crate::model::{
+    ChatRequest, ChatResponse, FinishReason, Message, ModelError, ModelErrorKind, ScriptContext,
+    ToolChoice,
+};
 use crate::text::truncate_bytes;
 use crate::vocab::contracts::ParseFailure;
+use crate::vocab::contracts::reasoning_around_json;
 use crate::vocab::dto::AgentInput;
 use crate::vocab::events::EventKind;
 use crate::vocab::graph::Outcome;
@@ -66,7 +70,7 @@ impl RunCtx<'_> {
         attempt: u32,
         input: AgentInput,
         messages: Vec<Message>,
-        tools: Vec<Arc<ToolSpec>>,
+        (tools, tool_choice): (Vec<Arc<ToolSpec>>, ToolChoice),
         model_input: String,
     ) -> Result<(ModelCall, Vec<Message>), Unhandled> {
         let role = input.role();
@@ -75,6 +79,7 @@ impl RunCtx<'_> {
             input,
             messages,
             tools,
+            tool_choice,
             script: ScriptContext {
                 run_id: self.state.run_id,
                 invocation_ids: self.state.invocations.iter().map(|i| i.id).collect(),
@@ -83,7 +88,7 @@ impl RunCtx<'_> {
         };
         let t0 = Instant::now();
         let response = tokio::select! {
-            r = self.engine.model.chat(&request) => Some(r),
+            r = self.chat_within_deadline(&request) => Some(r),
             _ = self.cancel.cancelled() => None,
         };
         let cancelled = response.is_none();
@@ -102,11 +107,21 @@ impl RunCtx<'_> {
                 } else {
                     r.content.clone().unwrap_or_default()
                 };
-                let mut thought = if has_calls {
-                    r.content.clone().unwrap_or_default()
-                } else {
-                    String::new()
+                // The reasoning: what the server sent as such, the text
+                // beside tool calls, or the think blocks and prose around
+                // the JSON answer (stripped before parsing).
+                let mut thought = r.reasoning.clone().unwrap_or_default();
+                let beside = match (&r.content, has_calls) {
+                    (Some(c), true) => c.trim().to_string(),
+                    (Some(c), false) => reasoning_around_json(c),
+                    (None, _) => String::new(),
                 };
+                if !beside.is_empty() {
+                    if !thought.is_empty() {
+                        thought.push_str("\n\n");
+                    }
+                    thought.push_str(&beside);
+                }
                 // Provider notes (e.g. a reported 429 back-off) belong in the
                 // audit trail of the step that incurred them.
                 for note in &r.notes {
@@ -180,6 +195,35 @@ impl RunCtx<'_> {
 }
 
 impl RunCtx<'_> {
+    /// The model call, bounded by what is left of the run deadline; once
+    /// it has passed, agent calls fail at once as timeouts, so the graph
+    /// ends in its fallback instead of running on.
+    async fn chat_within_deadline(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<ChatResponse, ModelError> {
+        let Some(deadline) = self.engine.config.run_deadline else {
+            return self.engine.model.chat(request).await;
+        };
+        let reached = || {
+            ModelError::new(
+                ModelErrorKind::Timeout,
+                format!(
+                    "the run deadline of {} s was reached before the {} answered",
+                    deadline.as_secs_f64(),
+                    request.role().as_str()
+                ),
+            )
+        };
+        let left = deadline.saturating_sub(self.started.elapsed());
+        if left.is_zero() {
+            return Err(reached());
+        }
+        tokio::time::timeout(left, self.engine.model.chat(request))
+            .await
+            .unwrap_or_else(|_| Err(reached()))
+    }
+
     /// One attempt of a JSON-only role (Planner, Verifier, Composer): render
     /// the prompt with the DTO, add the format reminder on a technical retry,
     /// call the model without tools and parse the answer into its contract.
@@ -196,7 +240,13 @@ impl RunCtx<'_> {
         }
         let model_input = step_text(rendered_input(&messages));
         let (call, _) = self
-            .call_model(attempt, input, messages, vec![], model_input)
+            .call_model(
+                attempt,
+                input,
+                messages,
+                (vec![], ToolChoice::Auto),
+                model_input,
+            )
             .await?;
         Ok(classify(call.response, parse))
     }

@@ -12,7 +12,7 @@
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text};
 use crate::engine::invoker::unexecuted_message;
 use crate::engine::unchecked::{Met, Origin};
-use crate::model::{FinishReason, Message, ModelError};
+use crate::model::{FinishReason, Message, ModelError, ToolChoice};
 use crate::text::truncate_bytes;
 use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
 use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};
@@ -22,7 +22,8 @@ use crate::vocab::graph::Outcome;
 use crate::vocab::run::FailureClass;
 use std::sync::Arc;
 
-/// Sent once the tool budget is spent, with no tools offered.
+/// Sent once the tool budget is spent; the tools stay in the request with
+/// `tool_choice: none`.
 pub const FINAL_ANSWER_NOW: &str = "The tool budget for this round is spent. Do not call tools. \
      Answer now with the final executor_evidence_v2 JSON object, binding claims only to the \
      invocations you already have.";
@@ -72,14 +73,18 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
                 content: FINAL_ANSWER_NOW.to_string(),
             });
         }
-        let tools = if forced { vec![] } else { specs.clone() };
+        let choice = if forced {
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        };
         turns += 1;
         let (call, returned) = ctx
             .call_model(
                 attempt,
                 input.clone(),
                 messages,
-                tools,
+                (specs.clone(), choice),
                 std::mem::take(&mut model_input),
             )
             .await?;

@@ -30,7 +30,11 @@ pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
         .filter(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
         .count()
         .max(usize::from(!results.is_empty()));
-    let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    let offered: Vec<&str> = request
+        .callable_tools()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
     let budget = (input.max_tool_calls as usize).saturating_sub(results.len());
     let narrow = is_narrow(input);
     if !offered.is_empty() && budget > 0 {

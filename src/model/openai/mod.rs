@@ -16,7 +16,7 @@ mod wire;
 
 pub use wire::{parse_response, request_body};
 
-use crate::config::ModelConfig;
+use crate::config::{MaxTokensField, ModelConfig};
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
 use crate::text::mask_url;
 use async_trait::async_trait;
@@ -62,6 +62,11 @@ pub struct OpenAiConfig {
     /// Budget of one `chat` call, the 429 back-off included.
     pub timeout: Duration,
     pub max_tokens: Option<u32>,
+    pub max_tokens_field: MaxTokensField,
+    /// Omitted from the request unless set.
+    pub temperature: Option<f64>,
+    /// Merged into every request body.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Wait before the one 429 retry when the server sends no Retry-After.
     pub rate_limit_backoff: Duration,
     /// Upper bound on a Retry-After the provider will honour.
@@ -77,6 +82,9 @@ impl OpenAiConfig {
             api_key_env: crate::config::DEFAULT_API_KEY_ENV.into(),
             timeout: Duration::from_secs(60),
             max_tokens: None,
+            max_tokens_field: MaxTokensField::MaxTokens,
+            temperature: None,
+            extra_body: serde_json::Map::new(),
             rate_limit_backoff: Duration::from_millis(500),
             max_rate_limit_backoff: Duration::from_secs(2),
         }
@@ -92,6 +100,13 @@ impl OpenAiConfig {
             api_key_env: model.api_key_env.clone(),
             timeout: model.timeout(),
             max_tokens: model.max_tokens,
+            max_tokens_field: model.max_tokens_field,
+            temperature: model.temperature,
+            extra_body: model
+                .extra_body
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             ..OpenAiConfig::new(&model.base_url, &model.model)
         }
     }
@@ -119,13 +134,7 @@ impl OpenAiModel {
 
     pub fn new(cfg: OpenAiConfig) -> Result<OpenAiModel, ModelError> {
         let shown_url = mask_url(cfg.base_url.trim());
-        let base = cfg.base_url.trim().trim_end_matches('/');
-        let full = if base.ends_with("/chat/completions") {
-            base.to_string()
-        } else {
-            format!("{base}/chat/completions")
-        };
-        let endpoint = reqwest::Url::parse(&full)
+        let endpoint = endpoint(cfg.base_url.trim())
             .map_err(|e| config_error(format!("model.base_url {shown_url:?} is not a URL: {e}")))?;
         if !matches!(endpoint.scheme(), "http" | "https") {
             return Err(config_error(format!(
@@ -182,7 +191,9 @@ impl OpenAiModel {
         if let Some(key) = self.key() {
             req = req.bearer_auth(key);
         }
-        let transport = |e: reqwest::Error| errors::transport_error(&e, &self.shown_url, timeout);
+        // Without the URL: its query string may hold a secret.
+        let transport =
+            |e: reqwest::Error| errors::transport_error(&e.without_url(), &self.shown_url, timeout);
         let mut resp = req.send().await.map_err(transport)?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
@@ -201,7 +212,7 @@ impl OpenAiModel {
 
     async fn exchange(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let deadline = Instant::now() + self.cfg.timeout;
-        let body = wire::request_body(&self.cfg.model, request, self.cfg.max_tokens);
+        let body = wire::request_body(&self.cfg, request);
         let (mut status, headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
         let mut notes = Vec::new();
         if status == 429 {
@@ -253,6 +264,19 @@ impl OpenAiModel {
         response.notes.extend(notes);
         Ok(response)
     }
+}
+
+/// `{base}/chat/completions`, keeping the base's query string (Azure's
+/// `?api-version=…`, a gateway's `?key=…`) after the path rather than
+/// appending the path to the query.
+fn endpoint(base: &str) -> Result<reqwest::Url, String> {
+    let mut url = reqwest::Url::parse(base).map_err(|e| e.to_string())?;
+    url.set_fragment(None);
+    let path = url.path().trim_end_matches('/').to_string();
+    if !path.ends_with("/chat/completions") {
+        url.set_path(&format!("{path}/chat/completions"));
+    }
+    Ok(url)
 }
 
 /// Local endpoints (Ollama, vLLM on this machine) may run without a key.

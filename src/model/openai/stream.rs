@@ -28,6 +28,7 @@ struct Call {
 pub fn assemble(body: &[u8]) -> Result<Value, ModelError> {
     let text = String::from_utf8_lossy(body);
     let mut content: Option<String> = None;
+    let mut reasoning = String::new();
     let mut calls: BTreeMap<u64, Call> = BTreeMap::new();
     let mut finish = Value::Null;
     let mut usage = Value::Null;
@@ -64,6 +65,11 @@ pub fn assemble(body: &[u8]) -> Result<Value, ModelError> {
         if let Some(piece) = delta.get("content").and_then(Value::as_str) {
             content.get_or_insert_with(String::new).push_str(piece);
         }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(piece) = delta.get(key).and_then(Value::as_str) {
+                reasoning.push_str(piece);
+            }
+        }
         for (pos, c) in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -95,6 +101,9 @@ pub fn assemble(body: &[u8]) -> Result<Value, ModelError> {
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
     message.insert("content".into(), content.map_or(Value::Null, Value::String));
+    if !reasoning.is_empty() {
+        message.insert("reasoning_content".into(), Value::String(reasoning));
+    }
     if !calls.is_empty() {
         let calls: Vec<Value> = calls
             .into_values()

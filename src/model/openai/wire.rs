@@ -9,21 +9,34 @@
 //! transport, decides what a contract violation means for the node. Only a
 //! body without a message (no choices, not JSON) is a protocol error.
 
+use super::OpenAiConfig;
+use crate::config::RESERVED_BODY_FIELDS;
 use crate::model::{
-    ChatRequest, ChatResponse, FinishReason, Message, ModelError, ModelErrorKind, ToolCall, Usage,
+    ChatRequest, ChatResponse, FinishReason, Message, ModelError, ModelErrorKind, ToolCall,
+    ToolChoice, Usage,
 };
 use serde_json::{Map, Value, json};
 
-/// The JSON body for `POST {base}/chat/completions`.
-pub fn request_body(model: &str, request: &ChatRequest, max_tokens: Option<u32>) -> Value {
+/// The JSON body for `POST {base}/chat/completions`. `temperature` and
+/// the token limit are sent only when configured; `extra_body` is merged
+/// last, except over the conversation fields (config validation refuses
+/// those, and this keeps them even if a caller did not validate).
+pub fn request_body(cfg: &OpenAiConfig, request: &ChatRequest) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    body.insert("model".into(), json!(cfg.model));
     body.insert("messages".into(), Value::Array(messages));
-    body.insert("temperature".into(), json!(0));
+    if let Some(t) = cfg.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
     body.insert("stream".into(), json!(false));
-    if let Some(m) = max_tokens {
-        body.insert("max_tokens".into(), json!(m));
+    if let Some(m) = cfg.max_tokens {
+        body.insert(cfg.max_tokens_field.as_str().into(), json!(m));
+    }
+    for (k, v) in &cfg.extra_body {
+        if !RESERVED_BODY_FIELDS.contains(&k.as_str()) {
+            body.insert(k.clone(), v.clone());
+        }
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -41,7 +54,11 @@ pub fn request_body(model: &str, request: &ChatRequest, max_tokens: Option<u32>)
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
-        body.insert("tool_choice".into(), json!("auto"));
+        let choice = match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        };
+        body.insert("tool_choice".into(), json!(choice));
     }
     Value::Object(body)
 }
@@ -138,6 +155,12 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         _ => return Err(protocol("choices[0] has no message object")),
     };
     let content = parse_content(message.get("content"));
+    // DeepSeek, vLLM and DashScope name it `reasoning_content`; OpenRouter
+    // and some Ollama builds `reasoning`.
+    let reasoning = ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|k| parse_content(message.get(*k)))
+        .filter(|r| !r.trim().is_empty());
     let mut tool_calls = parse_tool_calls(message.get("tool_calls"));
     if tool_calls.is_empty() {
         if let Some(Value::Object(f)) = message.get("function_call") {
@@ -164,6 +187,7 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         tool_calls,
         finish_reason,
         usage: parse_usage(root.get("usage")),
+        reasoning,
         notes,
     })
 }
@@ -277,6 +301,7 @@ mod tests {
                     content: "{}".into(),
                 },
             ],
+            tool_choice: ToolChoice::Auto,
             tools: if tools {
                 vec![std::sync::Arc::new(ToolSpec {
                     name: "query_logs".into(),
@@ -292,7 +317,9 @@ mod tests {
 
     #[test]
     fn body_maps_messages_and_tools() {
-        let b = request_body("m", &request(true), Some(100));
+        let mut cfg = OpenAiConfig::new("http://localhost/v1", "m");
+        cfg.max_tokens = Some(100);
+        let b = request_body(&cfg, &request(true));
         assert_eq!(
             b["messages"][2]["tool_calls"][0]["function"]["name"],
             "query_logs"
@@ -302,9 +329,50 @@ mod tests {
         assert_eq!(b["tools"][0]["type"], "function");
         assert_eq!(b["tool_choice"], "auto");
         assert_eq!(b["max_tokens"], 100);
-        let b = request_body("m", &request(false), None);
+        // Temperature is not sent unless set.
+        assert!(b.get("temperature").is_none());
+        let b = request_body(
+            &OpenAiConfig::new("http://localhost/v1", "m"),
+            &request(false),
+        );
         assert!(b.get("tools").is_none() && b.get("tool_choice").is_none());
         assert!(b.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn body_options_temperature_token_field_extra_body_and_forced_turn() {
+        let mut cfg = OpenAiConfig::new("http://localhost/v1", "o3-mini");
+        cfg.temperature = Some(0.2);
+        cfg.max_tokens = Some(64);
+        cfg.max_tokens_field = crate::config::MaxTokensField::MaxCompletionTokens;
+        cfg.extra_body
+            .insert("enable_thinking".into(), json!(false));
+        cfg.extra_body.insert("messages".into(), json!([]));
+        let mut req = request(true);
+        req.tool_choice = ToolChoice::None;
+        let b = request_body(&cfg, &req);
+        assert_eq!(b["temperature"], 0.2);
+        assert_eq!(b["max_completion_tokens"], 64);
+        assert!(b.get("max_tokens").is_none());
+        assert_eq!(b["enable_thinking"], false);
+        // The conversation cannot be replaced through extra_body.
+        assert_eq!(b["messages"].as_array().map(Vec::len), Some(4));
+        // The forced last turn keeps the tools and says "none".
+        assert_eq!(b["tools"][0]["function"]["name"], "query_logs");
+        assert_eq!(b["tool_choice"], "none");
+    }
+
+    #[test]
+    fn reasoning_fields_are_kept_apart_from_content() {
+        let r = parse_response(
+            br#"{"choices":[{"message":{"content":"{}","reasoning_content":"thinking..."}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.reasoning.as_deref(), Some("thinking..."));
+        assert_eq!(r.content.as_deref(), Some("{}"));
+        let r = parse_response(br#"{"choices":[{"message":{"content":"{}","reasoning":"r"}}]}"#)
+            .unwrap();
+        assert_eq!(r.reasoning.as_deref(), Some("r"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Extracting the one JSON object a model answer must contain.
 
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -214,23 +214,14 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Accepts exactly one JSON object, either as the whole (trimmed) text or
-/// inside a single markdown code fence (```json ... ``` or ``` ... ```).
-/// Prose around a bare object, two objects, arrays and scalars are all
-/// malformed.
+/// Accepts exactly one JSON object in a model answer. Reasoning around it
+/// is allowed and ignored: `<think>…</think>` (or `<thinking>`) blocks, a
+/// reasoning prefix that ends in a bare `</think>`, prose and code fences
+/// before or after the object. Two JSON objects, an object cut off before
+/// its end, an array of objects and no object at all are malformed; an
+/// answer that is empty (or reasoning only) is missing.
 pub fn extract_json_object(text: &str) -> Result<Object<'_>, ParseFailure> {
-    if text.len() > MAX_OUTPUT_BYTES {
-        return Err(ParseFailure::malformed(format!(
-            "output is {} bytes, over the {} byte limit",
-            text.len(),
-            MAX_OUTPUT_BYTES
-        )));
-    }
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(ParseFailure::missing("output is empty"));
-    }
-    let body = unfence(trimmed)?;
+    let (body, _) = locate_json_object(text)?;
     let value: Json<'_> = serde_json::from_str(body)
         .map_err(|e| ParseFailure::malformed(format!("not valid JSON: {e}")))?;
     match value {
@@ -242,32 +233,197 @@ pub fn extract_json_object(text: &str) -> Result<Object<'_>, ParseFailure> {
     }
 }
 
-fn unfence(text: &str) -> Result<&str, ParseFailure> {
-    if !text.starts_with("```") {
-        return Ok(text);
+/// The reasoning text around the one JSON object of a model answer (think
+/// blocks, prose, code fences), for the step's record; empty when the
+/// answer is the bare object. When the answer holds no single object, the
+/// whole visible text is the reasoning.
+pub fn reasoning_around_json(text: &str) -> String {
+    if is_bare_object(text) {
+        return String::new();
     }
-    let after_open = &text[3..];
-    let Some(newline) = after_open.find('\n') else {
-        return Err(ParseFailure::malformed("unterminated code fence"));
-    };
-    let info = after_open[..newline].trim();
-    if !(info.is_empty() || info.eq_ignore_ascii_case("json")) {
+    match locate_json_object(text) {
+        Ok((_, reasoning)) => reasoning,
+        Err(_) => String::new(),
+    }
+}
+
+/// The trimmed text starts with `{`, ends with `}` and has no think tag:
+/// the common case, where no scanning is needed.
+fn is_bare_object(text: &str) -> bool {
+    let t = text.trim();
+    t.starts_with('{') && t.ends_with('}') && !has_think_tag(t)
+}
+
+fn has_think_tag(text: &str) -> bool {
+    text.contains("<think") || text.contains("</think") || text.contains("<THINK")
+}
+
+/// The slice holding the one JSON object, and the reasoning around it.
+fn locate_json_object(text: &str) -> Result<(&str, String), ParseFailure> {
+    if text.len() > MAX_OUTPUT_BYTES {
         return Err(ParseFailure::malformed(format!(
-            "code fence language {info:?} is not json"
+            "output is {} bytes, over the {} byte limit",
+            text.len(),
+            MAX_OUTPUT_BYTES
         )));
     }
-    let inner = &after_open[newline + 1..];
-    let Some(close) = inner.rfind("```") else {
-        return Err(ParseFailure::malformed("unterminated code fence"));
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(ParseFailure::missing("output is empty"));
+    }
+    if is_bare_object(trimmed) && serde_json::from_str::<IgnoredAny>(trimmed).is_ok() {
+        return Ok((trimmed, String::new()));
+    }
+    let (visible, mut thoughts) = split_think(trimmed);
+    if visible.iter().all(|(_, part)| part.trim().is_empty()) {
+        return Err(ParseFailure::missing(if thoughts.is_empty() {
+            "output is empty".to_string()
+        } else {
+            "the output is reasoning only, with no answer after it".to_string()
+        }));
+    }
+    let mut found: Option<(usize, usize, usize)> = None;
+    let mut others = 0usize;
+    for (index, (offset, part)) in visible.iter().enumerate() {
+        let mut i = 0;
+        while let Some(rel) = part[i..].find(['{', '[']) {
+            let start = i + rel;
+            let open = part.as_bytes()[start];
+            let mut stream =
+                serde_json::Deserializer::from_str(&part[start..]).into_iter::<IgnoredAny>();
+            match stream.next() {
+                Some(Ok(_)) => {
+                    let end = start + stream.byte_offset();
+                    let holds_object = open == b'{' || part[start..end].contains('{');
+                    if !holds_object {
+                        i = end;
+                        continue;
+                    }
+                    if open == b'[' || found.is_some() {
+                        others += 1;
+                    } else {
+                        found = Some((index, start, end));
+                    }
+                    if others > 0 {
+                        return Err(ParseFailure::malformed(if open == b'[' {
+                            "the output holds a JSON array of objects; exactly one JSON \
+                             object is allowed"
+                        } else {
+                            "the output holds more than one JSON object; exactly one is \
+                             allowed"
+                        }));
+                    }
+                    i = end;
+                }
+                Some(Err(e)) if e.is_eof() => {
+                    return Err(ParseFailure::malformed(format!(
+                        "a JSON object is cut off before its end (at byte {})",
+                        offset + start
+                    )));
+                }
+                // A brace in prose: not the start of a JSON value.
+                _ => i = start + 1,
+            }
+        }
+    }
+    let Some((index, start, end)) = found else {
+        return Err(ParseFailure::malformed("no JSON object in the output"));
     };
-    if !inner[close + 3..].trim().is_empty() {
-        return Err(ParseFailure::malformed("text after the code fence"));
+    let part = visible[index].1;
+    let mut prose = String::new();
+    for (k, (_, p)) in visible.iter().enumerate() {
+        if k == index {
+            prose.push_str(&part[..start]);
+            prose.push('\n');
+            prose.push_str(&part[end..]);
+        } else {
+            prose.push_str(p);
+        }
+        prose.push('\n');
     }
-    let body = &inner[..close];
-    if body.contains("```") {
-        return Err(ParseFailure::malformed("more than one code fence"));
+    let prose = strip_fence_markers(&prose);
+    if !prose.is_empty() {
+        thoughts.push(prose);
     }
-    Ok(body.trim())
+    Ok((&part[start..end], thoughts.join("\n\n")))
+}
+
+/// Splits `<think>…</think>` blocks (also `<thinking>`) from the rest.
+/// Returns the visible parts with their byte offsets, and the thoughts.
+/// A `</think>` with no opening tag closes a reasoning prefix (some
+/// servers strip the opening tag); an unclosed `<think>` runs to the end.
+fn split_think(text: &str) -> (Vec<(usize, &str)>, Vec<String>) {
+    if !has_think_tag(text) {
+        return (vec![(0, text)], vec![]);
+    }
+    let lower = text.to_ascii_lowercase();
+    let mut visible = Vec::new();
+    let mut thoughts = Vec::new();
+    let mut pos = 0;
+    loop {
+        let open = lower[pos..].find("<think").map(|r| pos + r);
+        let close = lower[pos..].find("</think").map(|r| pos + r);
+        match (open, close) {
+            // A bare closing tag before any opening one: a reasoning prefix.
+            (o, Some(c)) if o.is_none_or(|o| c < o) => {
+                let thought = text[pos..c].trim();
+                if !thought.is_empty() {
+                    thoughts.push(thought.to_string());
+                }
+                pos = tag_end(&lower, c);
+            }
+            (Some(o), _) => {
+                visible.push((pos, &text[pos..o]));
+                let inner = tag_end(&lower, o);
+                match lower[inner..].find("</think").map(|r| inner + r) {
+                    Some(c) => {
+                        let thought = text[inner..c].trim();
+                        if !thought.is_empty() {
+                            thoughts.push(thought.to_string());
+                        }
+                        pos = tag_end(&lower, c);
+                    }
+                    None => {
+                        let thought = text[inner..].trim();
+                        if !thought.is_empty() {
+                            thoughts.push(thought.to_string());
+                        }
+                        pos = text.len();
+                    }
+                }
+            }
+            (None, _) => {
+                visible.push((pos, &text[pos..]));
+                break;
+            }
+        }
+        if pos >= text.len() {
+            break;
+        }
+    }
+    (visible, thoughts)
+}
+
+/// The byte after the `>` that closes the tag starting at `at` (the end of
+/// the text when there is none).
+fn tag_end(lower: &str, at: usize) -> usize {
+    lower[at..].find('>').map_or(lower.len(), |r| at + r + 1)
+}
+
+/// Prose around the object with code-fence lines (```json, ```) removed.
+/// Runs of blank lines become one.
+fn strip_fence_markers(prose: &str) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    for line in prose.lines().map(str::trim_end) {
+        if line.trim_start().starts_with("```") {
+            continue;
+        }
+        if line.is_empty() && lines.last().is_none_or(|l| l.is_empty()) {
+            continue;
+        }
+        lines.push(line);
+    }
+    lines.join("\n").trim().to_string()
 }
 
 /// Field readers that report wrong types as `ParseFailure`s, so that each
@@ -428,22 +584,64 @@ mod tests {
     }
 
     #[test]
-    fn prose_truncation_and_non_objects_are_malformed() {
+    fn truncation_two_objects_and_non_objects_are_malformed() {
         for bad in [
-            "Here is the plan: {\"a\": 1}",
             "{\"a\": 1",
+            "Here is the plan: {\"a\": 1, \"b\": [",
             "[1, 2]",
+            "[{\"a\": 1}]",
             "42",
             "\"text\"",
             "{\"a\":1}{\"b\":2}",
+            "{\"a\":1}\nand also {\"b\":2}",
             "```json\n{\"a\":1}\n```\n```json\n{\"b\":1}\n```",
-            "```python\n{\"a\":1}\n```",
-            "```json\n{\"a\":1}",
+            "```json\n{\"a\":1",
+            "no json here {at all}",
+            "<think>{\"draft\": 1}</think> {\"a\": 1} {\"b\": 2}",
         ] {
             assert_eq!(
                 extract_json_object(bad).unwrap_err().status,
                 ParseStatus::Malformed,
                 "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasoning_prose_and_fences_around_one_object_are_stripped() {
+        for (text, reasoning) in [
+            (
+                "<think>\nThe user wants {x}.\n</think>\n{\"a\": 1}",
+                "The user wants {x}.",
+            ),
+            (
+                "Let me think {about it}.\n</think>\n\n{\"a\": 1}",
+                "Let me think {about it}.",
+            ),
+            (
+                "Here is the plan:\n```json\n{\"a\": 1}\n```\nDone.",
+                "Here is the plan:\n\nDone.",
+            ),
+            ("<THINK>a</THINK>```\n{\"a\": 1}\n```", "a"),
+            (
+                "<thinking>draft {\"a\": 0}</thinking>{\"a\": 1}",
+                "draft {\"a\": 0}",
+            ),
+            ("  {\"a\": 1} ", ""),
+        ] {
+            let o = extract_json_object(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(o.get("a"), Some(&Json::Number(1.into())), "{text}");
+            assert_eq!(reasoning_around_json(text), reasoning, "{text}");
+        }
+    }
+
+    #[test]
+    fn reasoning_only_is_missing() {
+        for text in ["<think>I will answer later", "<think>x</think>  ", "  \n"] {
+            assert_eq!(
+                extract_json_object(text).unwrap_err().status,
+                ParseStatus::Missing,
+                "{text}"
             );
         }
     }

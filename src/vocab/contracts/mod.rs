@@ -16,7 +16,7 @@ mod verifier;
 pub use composer::*;
 pub use executor::*;
 pub use gatekeeper::*;
-pub use json::{ParseFailure, ParseStatus, extract_json_object};
+pub use json::{ParseFailure, ParseStatus, extract_json_object, reasoning_around_json};
 pub use planner::*;
 pub use verifier::*;
 
