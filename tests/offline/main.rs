@@ -19,6 +19,7 @@ mod e2e;
 mod pack_load;
 mod pack_props;
 mod pack_realdata;
+mod pack_scale;
 mod pack_sources;
 mod pack_tools;
 mod real_tools;

@@ -99,6 +99,8 @@ async fn pack_from_real_runbooks_alerts_and_logs() {
     // The newest timestamp in the pack is the reference time when pack.toml has none.
     let newest = pack
         .logs
+        .read_all()
+        .unwrap()
         .iter()
         .map(|l| l.ts)
         .chain(pack.alerts.iter().filter_map(|a| a.active_at))

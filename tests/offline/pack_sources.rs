@@ -1,11 +1,10 @@
 //! Whether each pack source can answer: a file that is missing, unreadable
 //! or corrupt makes its tool fail with the reason; one read only in part
-//! (the size cap, a tail cut mid-line) makes it say so, and a query that
+//! (a tail cut mid-line) makes it say so, and a query that
 //! finds nothing there fails rather than reporting nothing found; a few
 //! bad lines are warnings, too many make the file unusable.
 
 use crate::helpers::shop_pack_dir;
-use diagraph::tools::pack::load::load_logs_capped;
 use diagraph::tools::pack::{Pack, Readable, content_hash, pack_tools};
 use diagraph::tools::{ToolError, ToolOutput};
 use diagraph::vocab::run::FailureClass;
@@ -159,24 +158,6 @@ async fn a_log_file_cut_mid_line_is_read_in_part_and_says_so() {
         "{err}"
     );
     assert!(!err.to_string().contains("no log lines at all"), "{err}");
-}
-
-#[test]
-fn a_log_file_over_the_size_cap_is_partial_and_names_how_much_was_read() {
-    let (_tmp, dir) = copy();
-    let size = std::fs::metadata(dir.join("logs.jsonl")).unwrap().len();
-    let mut warnings = vec![];
-    let (logs, readable) = load_logs_capped(&dir, &mut warnings, size / 2);
-    assert!(!logs.is_empty());
-    let Readable::Partial(why) = readable else {
-        panic!("{readable:?}")
-    };
-    assert!(why.starts_with("logs.jsonl is "), "{why}");
-    assert!(why.contains("were read"), "{why}");
-    assert!(warnings.iter().any(|w| w.message == why), "{warnings:?}");
-    // Under the cap it is whole.
-    let (_, whole) = load_logs_capped(&dir, &mut vec![], size + 1);
-    assert_eq!(whole, Readable::Whole);
 }
 
 #[tokio::test]

@@ -189,7 +189,12 @@ async fn query_logs_filters_and_orders() {
     .await
     .unwrap();
     let all = newest.body["logs"].as_array().unwrap();
-    assert_eq!(out.body["logs"][2], all[all.len() - 1]);
+    let newest_of_all = &all[all.len() - 1];
+    assert_eq!(out.body["logs"][2]["ts"], newest_of_all["ts"]);
+    assert_eq!(out.body["logs"][2]["trace_id"], newest_of_all["trace_id"]);
+    // The three stand for all of them: the figures cover every match.
+    assert_eq!(out.body["total"], newest.body["total"]);
+    assert_eq!(out.body["logs"][2]["similar"]["count"], 24);
 
     // Several levels, and WARNING == WARN.
     let out = call(

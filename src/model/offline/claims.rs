@@ -8,7 +8,8 @@
 //! Every binding's excerpt is the ref text itself.
 
 use crate::model::offline::evidence::{
-    AlertItem, Collected, LogItem, NoEvidence, Source, group_logs, level_rank,
+    AlertItem, Collected, LogItem, NoEvidence, Source, group_count, group_logs, group_range,
+    level_rank,
 };
 use crate::model::offline::text::{contains_ci, literal_pieces};
 use crate::text::clean;
@@ -66,7 +67,7 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
             // One stray error line is not a pattern; a cause needs repeats.
             if level_rank(&first.level) != 0
                 || first.service.is_empty()
-                || g.len() < MIN_CAUSE_LINES
+                || group_count(g) < MIN_CAUSE_LINES as u64
             {
                 continue;
             }
@@ -237,16 +238,11 @@ fn quote(g: &[&LogItem]) -> String {
 }
 
 fn time_range(g: &[&LogItem], zh: bool) -> String {
-    let first = g
-        .iter()
-        .map(|l| l.ts.as_str())
-        .filter(|t| !t.is_empty())
-        .min();
-    let last = g
-        .iter()
-        .map(|l| l.ts.as_str())
-        .filter(|t| !t.is_empty())
-        .max();
+    let range = group_range(g);
+    let (first, last) = match &range {
+        Some((a, b)) => (Some(a.as_str()), Some(b.as_str())),
+        None => (None, None),
+    };
     match (first, last, zh) {
         (Some(a), Some(b), false) if a != b => format!(" between {a} and {b}"),
         (Some(a), _, false) => format!(" at {a}"),
@@ -260,7 +256,7 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
     let Some(first) = g.first() else {
         return String::new();
     };
-    let n = g.len();
+    let n = group_count(g);
     let level = if first.level.is_empty() {
         "log"
     } else {
@@ -293,7 +289,7 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
 }
 
 fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
-    let n = g.len();
+    let n = group_count(g);
     let level = g.first().map_or("ERROR", |l| l.level.as_str());
     let d = details(a);
     if zh {

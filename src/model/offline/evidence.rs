@@ -42,6 +42,19 @@ pub struct LogItem {
     pub template: String,
     /// The timestamp as the ref text writes it.
     pub ts: String,
+    /// The lines like this one that matched, counted over every match by
+    /// the tool, when the sample does not show them all.
+    pub similar: Option<Similar>,
+}
+
+/// `similar` of a `query_logs` line: how many lines like it matched and
+/// when, as its ref text states them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Similar {
+    pub pattern: String,
+    pub count: u64,
+    pub first: String,
+    pub last: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +123,11 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
             continue;
         }
         let body = r.get("result").unwrap_or(&Value::Null);
-        if body.get("truncated").and_then(Value::as_bool) == Some(true) {
+        // Counts are of the returned lines only, unless the tool says each
+        // line states how many like it matched.
+        if body.get("truncated").and_then(Value::as_bool) == Some(true)
+            && body.get("counts_complete").and_then(Value::as_bool) != Some(true)
+        {
             let returned = body
                 .get("logs")
                 .and_then(Value::as_array)
@@ -234,19 +251,50 @@ fn log_item(src: Source, item: Option<&Value>, args: &Value) -> LogItem {
         .unwrap_or("")
         .to_string();
     let message = str_at(item, &["message"]).map(str::to_string);
+    let similar = similar(&src.text, item);
+    // The ref text without the figures the tool appended.
+    let line_text = match similar_suffix_start(&src.text) {
+        Some(i) if similar.is_some() => &src.text[..i],
+        _ => src.text.as_str(),
+    };
     // Prefer the body message when the ref text really contains it, so
     // that the quoted template can be found in the cited text.
     let message = match message {
-        Some(m) if src.text.contains(m.trim()) => m,
-        _ => strip_prefix_fields(&src.text, ts_text.as_deref(), &level, &service),
+        Some(m) if line_text.contains(m.trim()) => m,
+        _ => strip_prefix_fields(line_text, ts_text.as_deref(), &level, &service),
     };
     LogItem {
         service: clean(&service, 80),
         level: clean(&level, 12),
         template: template(&message),
         ts: ts_text.unwrap_or_default(),
+        similar,
         src,
     }
+}
+
+const SIMILAR_MARK: &str = " matching lines like this";
+
+fn similar_suffix_start(text: &str) -> Option<usize> {
+    let at = text.rfind(SIMILAR_MARK)?;
+    text[..at].rfind(" | ")
+}
+
+/// The body's `similar` figures, taken only when the ref text states
+/// them (a claim built on them must find them in what it cites).
+fn similar(text: &str, item: Option<&Value>) -> Option<Similar> {
+    let s = item?.get("similar")?;
+    let count = s.get("count")?.as_u64()?;
+    let first = s.get("first")?.as_str()?.to_string();
+    let last = s.get("last")?.as_str()?.to_string();
+    let pattern = s.get("pattern")?.as_str()?.to_string();
+    let stated = format!(" | {count}{SIMILAR_MARK} between {first} and {last}");
+    text.ends_with(&stated).then_some(Similar {
+        pattern,
+        count,
+        first,
+        last,
+    })
 }
 
 /// The message part of a `TS LEVEL SERVICE message` ref text.
@@ -285,11 +333,17 @@ fn knowledge_item(src: &Source, item: Option<&Value>) -> KnowledgeItem {
 /// before warnings before the rest, then by size, then by first seen.
 pub fn group_logs(logs: &[LogItem]) -> Vec<Vec<&LogItem>> {
     let mut groups: Vec<Vec<&LogItem>> = Vec::new();
+    // Lines the tool counted as alike group by its pattern: the figures
+    // they state are of that group.
+    let same = |f: &LogItem, l: &LogItem| match (&f.similar, &l.similar) {
+        (Some(a), Some(b)) => a.pattern == b.pattern,
+        (None, None) => f.template == l.template,
+        _ => false,
+    };
     for l in logs {
         match groups.iter_mut().find(|g| {
-            g.first().is_some_and(|f| {
-                f.service == l.service && f.level == l.level && f.template == l.template
-            })
+            g.first()
+                .is_some_and(|f| f.service == l.service && f.level == l.level && same(f, l))
         }) {
             Some(g) => g.push(l),
             None => groups.push(vec![l]),
@@ -299,9 +353,27 @@ pub fn group_logs(logs: &[LogItem]) -> Vec<Vec<&LogItem>> {
     groups.sort_by(|a, b| {
         let ra = a.first().map_or(9, |l| level_rank(&l.level));
         let rb = b.first().map_or(9, |l| level_rank(&l.level));
-        ra.cmp(&rb).then(b.len().cmp(&a.len()))
+        ra.cmp(&rb).then(group_count(b).cmp(&group_count(a)))
     });
     groups
+}
+
+/// Lines in a group: as the tool counted them over every match when its
+/// lines say so, else the lines returned.
+pub fn group_count(g: &[&LogItem]) -> u64 {
+    g.iter()
+        .filter_map(|l| l.similar.as_ref().map(|s| s.count))
+        .max()
+        .unwrap_or(g.len() as u64)
+}
+
+/// First and last time of a group, over every match when its lines say.
+pub fn group_range(g: &[&LogItem]) -> Option<(String, String)> {
+    if let Some(s) = g.iter().find_map(|l| l.similar.as_ref()) {
+        return Some((s.first.clone(), s.last.clone()));
+    }
+    let times = || g.iter().map(|l| l.ts.as_str()).filter(|t| !t.is_empty());
+    Some((times().min()?.to_string(), times().max()?.to_string()))
 }
 
 pub fn level_rank(level: &str) -> u8 {

@@ -1,4 +1,5 @@
-//! Reading `pack.toml`, `alerts.json` and `logs.jsonl`.
+//! Reading `pack.toml`, `alerts.json` and `logs.jsonl` (the last through
+//! `tools::logs::table`, which streams it).
 //!
 //! Everything here is user input. Only an unreadable `pack.toml` stops the
 //! load; every other problem is a [`PackWarning`] naming the file and line,
@@ -6,18 +7,21 @@
 //! line skips that line. Each data file also gets a [`Readable`] verdict:
 //! a file that is missing, unreadable or corrupt, or whose bad items pass
 //! [`too_many_bad`], makes its tool fail with the reason; a file read only
-//! in part (the size cap, a tail cut mid-line) makes it say what was left
+//! in part (a tail cut mid-line, a read error) makes it say what was left
 //! out. "Could not check" must never read as "found nothing".
 
 use crate::text::clean;
+use crate::tools::logs::LogLine;
+use crate::tools::logs::format::{Defaults, Format};
+use crate::tools::logs::table::{LogFile, LogTable};
 use crate::tools::pack::jsonpos::array_item_lines;
 use crate::tools::pack::text::parse_time;
-use crate::tools::pack::{Alert, LogLine, PackError, PackManifest, PackWarning, Readable};
+use crate::tools::pack::{Alert, PackError, PackManifest, PackWarning, Readable};
 use serde_json::{Map, Value};
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-/// Files larger than this are not read whole (logs: read up to it).
+/// Files read whole (`alerts.json`, documents) larger than this are not
+/// read; log files are streamed, whatever their size.
 pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 /// Log lines longer than this are skipped.
 pub const MAX_LOG_LINE_BYTES: usize = 64 * 1024;
@@ -384,167 +388,39 @@ fn parse_alert(v: &Value) -> Result<Alert, String> {
     })
 }
 
-/// The pack's log lines and whether `logs.jsonl` could answer whole.
-pub fn load_logs(dir: &Path, warnings: &mut Vec<PackWarning>) -> (Vec<LogLine>, Readable) {
-    load_logs_capped(dir, warnings, MAX_FILE_BYTES)
-}
-
-/// [`load_logs`] with the size cap given (tests use a small one).
-pub fn load_logs_capped(
+/// The pack's `logs.jsonl`, read once, streaming, into a [`LogTable`]
+/// (its verdict says whether it can answer whole). `progress` hears bytes
+/// read and bytes in all.
+pub fn load_logs(
     dir: &Path,
     warnings: &mut Vec<PackWarning>,
-    cap: u64,
-) -> (Vec<LogLine>, Readable) {
-    let path = dir.join("logs.jsonl");
-    let mut w = FileWarnings::new("logs.jsonl", warnings);
-    let (file, size) = match std::fs::File::open(&path).and_then(|f| {
-        let size = f.metadata()?.len();
-        Ok((f, size))
-    }) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            w.warn(None, "file is missing");
-            return (
-                Vec::new(),
-                Readable::Unreadable("logs.jsonl is missing from the pack".into()),
-            );
-        }
-        Err(e) => {
-            w.warn(None, format!("cannot read: {e}"));
-            return (
-                Vec::new(),
-                Readable::Unreadable(format!("logs.jsonl: cannot read: {e}")),
-            );
-        }
-    };
-    let mut reader = BufReader::new(file.take(cap));
-    let mut logs = Vec::new();
-    let mut buf = Vec::new();
-    let mut line_no = 0usize;
-    let mut read_total = 0u64;
-    // Non-empty lines seen, and those that could not be used.
-    let mut lines = 0usize;
-    let mut bad: Vec<String> = Vec::new();
-    let mut stopped: Option<String> = None;
-    let mut cut_tail: Option<usize> = None;
-    loop {
-        buf.clear();
-        let n = match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) => {
-                w.warn(Some(line_no + 1), format!("read error: {e}; stopped here"));
-                stopped = Some(format!("read error at line {}: {e}", line_no + 1));
-                break;
-            }
-        };
-        read_total += n as u64;
-        line_no += 1;
-        let ends_line = buf.last() == Some(&b'\n');
-        if buf.len() > MAX_LOG_LINE_BYTES {
-            w.warn(
-                Some(line_no),
-                format!(
-                    "line is {} bytes, over the {MAX_LOG_LINE_BYTES}-byte limit; skipped",
-                    buf.len()
-                ),
-            );
-            lines += 1;
-            bad.push(format!("line {line_no}: too long"));
-            continue;
-        }
-        let Ok(text) = std::str::from_utf8(&buf) else {
-            w.warn(Some(line_no), "line is not valid UTF-8; skipped");
-            lines += 1;
-            bad.push(format!("line {line_no}: not valid UTF-8"));
-            continue;
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        lines += 1;
-        match parse_log_line(text) {
-            Ok(l) => logs.push(l),
-            // A last line without its newline that does not parse is a
-            // write cut short (or the size cap), not a bad line.
-            Err(_) if !ends_line => {
-                w.warn(Some(line_no), "the file ends in the middle of this line");
-                lines -= 1;
-                cut_tail = Some(line_no);
-            }
-            Err(msg) => {
-                bad.push(format!("line {line_no}: {msg}"));
-                w.warn(Some(line_no), msg);
-            }
-        }
-    }
-    let readable = if let Some(why) = stopped {
-        Readable::Partial(format!(
-            "logs.jsonl was read only up to line {line_no}: {why}"
-        ))
-    } else if read_total >= cap && size > cap {
-        let why = format!(
-            "logs.jsonl is {}; only the first {} (up to line {line_no}) were read",
-            mib(size),
-            mib(cap)
-        );
-        w.warn(None, why.clone());
-        Readable::Partial(why)
-    } else if too_many_bad(bad.len(), lines) {
-        Readable::Unreadable(format!(
-            "logs.jsonl: {} of {} lines could not be read (first: {})",
-            bad.len(),
-            lines,
-            bad.first().map(String::as_str).unwrap_or("")
-        ))
-    } else if let Some(line) = cut_tail {
-        Readable::Partial(format!(
-            "logs.jsonl ends in the middle of line {line}: the file looks cut short, and \
-             what followed was not read"
-        ))
-    } else {
-        Readable::Whole
-    };
-    // Chronological; stable, so lines with equal times keep file order.
-    logs.sort_by_key(|l| l.ts);
-    (logs, readable)
+    progress: &mut dyn FnMut(u64, u64),
+) -> LogTable {
+    LogTable::build(vec![pack_log_file(dir)], warnings, progress)
 }
 
-const TS_KEYS: [&str; 4] = ["ts", "timestamp", "time", "@timestamp"];
-const SERVICE_KEYS: [&str; 3] = ["service", "app", "component"];
-const LEVEL_KEYS: [&str; 3] = ["level", "severity", "lvl"];
-const MESSAGE_KEYS: [&str; 2] = ["message", "msg"];
+/// `logs.jsonl` as the table reads it: JSON lines with the pack's keys,
+/// each line naming its service and level.
+pub fn pack_log_file(dir: &Path) -> LogFile {
+    LogFile {
+        path: dir.join("logs.jsonl"),
+        name: "logs.jsonl".into(),
+        missing: "logs.jsonl is missing from the pack".into(),
+        format: Format::Json,
+        defaults: Defaults {
+            service: None,
+            strict: true,
+        },
+    }
+}
 
+/// One line of `logs.jsonl`: ts, service, level, message (extra keys kept).
 pub fn parse_log_line(text: &str) -> Result<LogLine, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not a JSON object: {e}"))?;
-    let Value::Object(mut obj) = v else {
-        return Err("not a JSON object".into());
-    };
-    let mut take = |keys: &[&str], what: &str| -> Result<String, String> {
-        for k in keys {
-            if let Some(v) = obj.get(*k) {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    _ => return Err(format!("'{k}' is not a string")),
-                };
-                obj.remove(*k);
-                return Ok(s);
-            }
-        }
-        Err(format!("missing '{what}'"))
-    };
-    let ts_text = take(&TS_KEYS, "ts")?;
-    let service = take(&SERVICE_KEYS, "service")?;
-    let level = take(&LEVEL_KEYS, "level")?;
-    let message = take(&MESSAGE_KEYS, "message")?;
-    let ts = parse_time(&ts_text)
-        .ok_or_else(|| format!("ts '{}' is not an RFC 3339 time", clean(&ts_text, 40)))?;
-    Ok(LogLine {
-        ts,
-        service: service.trim().to_string(),
-        level: level.trim().to_ascii_uppercase(),
-        message,
-        extra: obj,
-    })
+    crate::tools::logs::format::parse_json(
+        text,
+        &Defaults {
+            service: None,
+            strict: true,
+        },
+    )
 }

@@ -20,6 +20,7 @@ pub mod text;
 use crate::knowledge::chunk::chunk_markdown;
 use crate::knowledge::{KnowledgeDoc, KnowledgeIndex, Skill, summarize_domains};
 use crate::tools::Tool;
+use crate::tools::logs::table::LogTable;
 use crate::vocab::catalog::Catalog;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use chrono::{DateTime, Utc};
@@ -56,16 +57,7 @@ pub struct Alert {
     pub value: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LogLine {
-    pub ts: DateTime<Utc>,
-    pub service: String,
-    pub level: String,
-    pub message: String,
-    /// Extra keys of the line, kept as they were.
-    #[serde(default, flatten)]
-    pub extra: Map<String, Value>,
-}
+pub use crate::tools::logs::LogLine;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackWarning {
@@ -143,7 +135,9 @@ pub struct Pack {
     pub dir: PathBuf,
     pub manifest: PackManifest,
     pub alerts: Vec<Alert>,
-    pub logs: Vec<LogLine>,
+    /// `logs.jsonl`, streamed once into a table; lines are read back
+    /// from the file when a query needs them.
+    pub logs: LogTable,
     pub documents: Vec<KnowledgeDoc>,
     pub domains: Vec<DomainInfo>,
     pub index: KnowledgeIndex,
@@ -158,6 +152,15 @@ impl Pack {
     /// Loads the pack at `dir`. Errors only if `dir` or its `pack.toml`
     /// cannot be read; every other problem is in `warnings`.
     pub fn load(dir: &Path) -> Result<Pack, PackError> {
+        Pack::load_with_progress(dir, &mut |_, _| {})
+    }
+
+    /// [`Pack::load`], telling `progress` how far the log file has been
+    /// read (bytes read, bytes in all).
+    pub fn load_with_progress(
+        dir: &Path,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Pack, PackError> {
         match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
@@ -179,7 +182,8 @@ impl Pack {
         let mut warnings = Vec::new();
         let manifest = load::load_manifest(dir, &mut warnings)?;
         let (alerts, alerts_read) = load::load_alerts(dir, &mut warnings);
-        let (logs, logs_read) = load::load_logs(dir, &mut warnings);
+        let logs = load::load_logs(dir, &mut warnings, progress);
+        let logs_read = logs.readable.clone();
         let knowledge = load_knowledge::load_knowledge(dir, &mut warnings);
         let skills = load_knowledge::load_skills(dir, &mut warnings);
         let domains = summarize_domains(&knowledge.documents, &knowledge.domain_meta);
@@ -234,8 +238,10 @@ impl Pack {
         self.manifest
             .now
             .or_else(|| {
-                let logs = self.logs.iter().map(|l| l.ts);
-                logs.chain(self.alerts.iter().filter_map(|a| a.active_at))
+                self.logs
+                    .newest()
+                    .into_iter()
+                    .chain(self.alerts.iter().filter_map(|a| a.active_at))
                     .max()
             })
             .unwrap_or_else(Utc::now)

@@ -450,7 +450,7 @@ fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
             now: None,
         },
         alerts: vec![],
-        logs: vec![],
+        logs: Default::default(),
         documents: docs,
         domains,
         index: KnowledgeIndex::build(chunks).unwrap(),
