@@ -966,7 +966,23 @@ async fn real_pack_refs_accept_paraphrases_and_reject_doctored_excerpts() {
                 "{paraphrase:?} vs {:?}",
                 r.text
             );
-            if let Some(doctored) = bump_a_number(&run.join(" ")) {
+            // The doctored number must be new to the ref: one that occurs
+            // elsewhere in it (a count, another field) is a swap that only
+            // a comparison within the matched span can catch.
+            let tokens = |s: &str| -> Vec<String> {
+                s.split(|c: char| !c.is_ascii_alphanumeric())
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
+            let doctored = bump_a_number(&run.join(" ")).filter(|d| {
+                let (before, in_ref) = (tokens(&run.join(" ")), tokens(&r.text));
+                tokens(d)
+                    .iter()
+                    .filter(|t| !before.contains(t))
+                    .all(|t| !in_ref.contains(t))
+            });
+            if let Some(doctored) = doctored {
                 assert_eq!(verdict(&doctored), "reject", "{doctored:?} vs {:?}", r.text);
                 doctored_count += 1;
             }
