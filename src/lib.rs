@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod knowledge;
 pub mod model;
+pub mod report;
 pub mod scenario;
 pub mod server;
 pub mod store;

@@ -1,6 +1,7 @@
 //! `diagraph export RUN_ID --format F`: a stored run in a format another
-//! tool reads. Each format is an arm of [`ExportFormat`] and one function
-//! from the stored run to text.
+//! tool reads, and `diagraph compare RUN_A RUN_B`. Each format is an arm
+//! of [`ExportFormat`] and one function from the stored run to text (in
+//! `crate::report`, which the TUI shares).
 
 use super::CliError;
 use super::setup::open_store;
@@ -13,6 +14,12 @@ use std::process::ExitCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
+    /// An incident note: question, answer, verdicts, route, citations
+    Markdown,
+    /// The routing table as a Mermaid flowchart, this run's path marked
+    Mermaid,
+    /// The Run Trace projection (what `trace --json` prints)
+    Json,
     /// OpenTelemetry spans as OTLP/JSON (one export request per line, as
     /// the Collector's file exporter writes them)
     #[value(name = "otlp-json")]
@@ -32,15 +39,40 @@ pub async fn run(
     match output {
         Some(path) => std::fs::write(&path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?,
-        None => print!("{text}"),
+        None => super::out::emit(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn render(store: &Store, run_id: i64, format: ExportFormat) -> Result<String, CliError> {
     Ok(match format {
+        ExportFormat::Markdown => crate::report::markdown::render(&store.run_trace(run_id).await?),
+        ExportFormat::Mermaid => crate::report::mermaid(&store.run_trace(run_id).await?),
+        ExportFormat::Json => store.run_trace(run_id).await?.to_json_text(),
         ExportFormat::OtlpJson => {
             otlp::to_json_line(&otlp::stored_run_request(store, run_id).await?)
         }
     })
 }
+
+/// `diagraph compare RUN_A RUN_B [--json]`.
+pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<ExitCode, CliError> {
+    let store = open_store(config).await?;
+    let traces =
+        async { Ok::<_, CliError>((store.run_trace(a).await?, store.run_trace(b).await?)) }.await;
+    store.close().await;
+    let (ta, tb) = traces?;
+    let text = if json {
+        let mut t = serde_json::to_string_pretty(&crate::report::compare::to_json(&ta, &tb))
+            .unwrap_or_default();
+        t.push('\n');
+        t
+    } else {
+        crate::report::compare::to_text(&ta, &tb, COMPARE_COLUMN)
+    };
+    super::out::emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Width of each run's column in `compare`'s text.
+const COMPARE_COLUMN: usize = 48;

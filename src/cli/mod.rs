@@ -126,6 +126,14 @@ pub enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = crate::server::DEFAULT_MAX_BODY_BYTES)]
         max_body: usize,
     },
+    /// Two stored runs side by side: route, claims, bindings, verdicts, usage
+    Compare {
+        run_a: String,
+        run_b: String,
+        /// Print one JSON object
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a stored run in another tool's format
     Export {
         run_id: String,
@@ -333,6 +341,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             format,
             output,
         }) => export::run(&config, parse_run_id(&run_id)?, format, output).await,
+        Some(Command::Compare { run_a, run_b, json }) => {
+            export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
+        }
     }
 }
 

@@ -310,10 +310,58 @@ pub fn route(node: NodeId, outcome: Outcome, facts: &RouteFacts) -> Result<Route
 
 /// Renders the edge table as a Mermaid flowchart (docs and `diagraph graph`).
 pub fn to_mermaid() -> String {
+    to_mermaid_marked(&[])
+}
+
+/// The Mermaid flowchart with one run's path marked: `taken` are the
+/// (from, to, reason) steps the run took, in order. Each is matched to
+/// its row of the table (by from and to, and by reason code where the row
+/// has one); those rows' arrows and the nodes they touch are styled, the
+/// node the run ended at more strongly.
+pub fn to_mermaid_marked(taken: &[(NodeId, NodeId, ReasonCode)]) -> String {
     let mut out = String::from("flowchart TD\n");
     for e in EDGES {
         let label = e.reason_code.map_or("fallback reason", ReasonCode::as_str);
         out.push_str(&format!("    {} -->|{}| {}\n", e.from, label, e.to));
+    }
+    if taken.is_empty() {
+        return out;
+    }
+    let mut links: Vec<usize> = Vec::new();
+    let mut nodes: Vec<NodeId> = Vec::new();
+    for (from, to, reason) in taken {
+        let row = EDGES
+            .iter()
+            .position(|e| {
+                e.from == *from && e.to == *to && e.reason_code.is_none_or(|r| r == *reason)
+            })
+            .or_else(|| EDGES.iter().position(|e| e.from == *from && e.to == *to));
+        if let Some(i) = row.filter(|i| !links.contains(i)) {
+            links.push(i);
+        }
+        for n in [*from, *to] {
+            if !nodes.contains(&n) {
+                nodes.push(n);
+            }
+        }
+    }
+    links.sort_unstable();
+    let names = |ns: &[NodeId]| ns.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(",");
+    out.push_str("    classDef visited fill:#dff5e1,stroke:#2e7d32,stroke-width:2px\n");
+    out.push_str("    classDef last fill:#fff3c4,stroke:#b26a00,stroke-width:3px\n");
+    out.push_str(&format!("    class {} visited\n", names(&nodes)));
+    if let Some((_, last, _)) = taken.last() {
+        out.push_str(&format!("    class {} last\n", last.as_str()));
+    }
+    if !links.is_empty() {
+        let ids = links
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push_str(&format!(
+            "    linkStyle {ids} stroke:#2e7d32,stroke-width:3px\n"
+        ));
     }
     out
 }

@@ -150,6 +150,18 @@ impl ServerClient {
         self.decode(path, v)
     }
 
+    /// The run's Run Trace projection (`GET /api/runs/{id}/trace`).
+    pub async fn trace(
+        &self,
+        run_id: i64,
+    ) -> Result<crate::vocab::run_trace::RunTrace, ClientError> {
+        let path = format!("/api/runs/{run_id}/trace");
+        let v = self
+            .send(self.request(reqwest::Method::GET, &path), &path)
+            .await?;
+        self.decode(&path, v)
+    }
+
     /// Asks the server to cancel the run; returns its answer.
     pub async fn cancel(&self, run_id: i64) -> Result<Value, ClientError> {
         let path = format!("/api/runs/{run_id}/cancel");

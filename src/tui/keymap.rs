@@ -19,9 +19,18 @@ pub enum Context {
     Running,
     /// A yes/no question is open.
     Confirm,
+    /// The question input has the focus: keys type, except these.
+    Typing,
+    /// The runs filter is being typed.
+    Filtering,
 }
 
 impl Context {
+    /// Contexts in which keys type text.
+    pub fn is_text(self) -> bool {
+        matches!(self, Context::Typing | Context::Filtering)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Context::Global => "all",
@@ -30,6 +39,8 @@ impl Context {
             Context::Popup => "popup",
             Context::Running => "live run",
             Context::Confirm => "question",
+            Context::Typing => "typing",
+            Context::Filtering => "filter",
         }
     }
 }
@@ -59,6 +70,10 @@ pub enum Action {
     Cancel,
     Confirm,
     Deny,
+    Zoom,
+    Submit,
+    HistoryPrev,
+    HistoryNext,
 }
 
 impl Action {
@@ -87,6 +102,10 @@ impl Action {
             Action::Cancel => "cancel",
             Action::Confirm => "confirm",
             Action::Deny => "deny",
+            Action::Zoom => "zoom",
+            Action::Submit => "submit",
+            Action::HistoryPrev => "history_prev",
+            Action::HistoryNext => "history_next",
         }
     }
 }
@@ -154,6 +173,11 @@ impl KeySpec {
         Ok(KeySpec { code, mods })
     }
 
+    /// A key that types a character when text is edited.
+    pub fn types(&self) -> bool {
+        matches!(self.code, KeyCode::Char(_)) && (self.mods - KeyModifiers::SHIFT).is_empty()
+    }
+
     /// Whether a terminal key event is this key. Shift is implied by an
     /// upper-case or symbol character, so it is ignored for `Char` keys.
     pub fn matches(&self, ev: &KeyEvent) -> bool {
@@ -204,6 +228,8 @@ pub struct Binding {
 }
 
 /// The default table: (keys, action, description, context, status hint).
+/// While text is typed (`Typing`, `Filtering`) only that context's rows
+/// apply, so a plain letter always types.
 const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
     ("q ctrl-c", Action::Quit, "quit", Context::Global, true),
     ("?", Action::Help, "help", Context::Global, true),
@@ -246,6 +272,13 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         false,
     ),
     ("/", Action::Filter, "filter runs", Context::Global, false),
+    (
+        "z",
+        Action::Zoom,
+        "zoom the pane / unzoom",
+        Context::Global,
+        false,
+    ),
     (
         "i",
         Action::FocusInput,
@@ -318,6 +351,53 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         Context::Replay,
         true,
     ),
+    ("enter", Action::Submit, "ask", Context::Typing, true),
+    ("ctrl-c", Action::Quit, "quit", Context::Typing, true),
+    ("esc", Action::Close, "leave input", Context::Typing, true),
+    (
+        "ctrl-s",
+        Action::ToggleStep,
+        "step mode",
+        Context::Typing,
+        true,
+    ),
+    (
+        "up",
+        Action::HistoryPrev,
+        "earlier question",
+        Context::Typing,
+        false,
+    ),
+    (
+        "down",
+        Action::HistoryNext,
+        "later question",
+        Context::Typing,
+        false,
+    ),
+    ("tab", Action::NextPane, "next pane", Context::Typing, true),
+    (
+        "shift-tab",
+        Action::PrevPane,
+        "previous pane",
+        Context::Typing,
+        false,
+    ),
+    (
+        "enter",
+        Action::Submit,
+        "keep filter",
+        Context::Filtering,
+        true,
+    ),
+    ("ctrl-c", Action::Quit, "quit", Context::Filtering, true),
+    (
+        "esc",
+        Action::Close,
+        "clear filter",
+        Context::Filtering,
+        true,
+    ),
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -357,16 +437,13 @@ pub enum KeymapError {
 
 impl Keymap {
     /// Applies config overrides: action name -> keys (space or comma
-    /// separated). The override replaces that action's default keys.
+    /// separated). The override replaces that action's keys in every
+    /// context; where text is typed, plain characters are left out, since
+    /// there they type.
     pub fn with_overrides(overrides: &BTreeMap<String, String>) -> Result<Keymap, KeymapError> {
         let mut map = Keymap::default();
         for (action, spec) in overrides {
-            let binding = map
-                .bindings
-                .iter_mut()
-                .find(|b| b.action.name() == action)
-                .ok_or_else(|| KeymapError::UnknownAction(action.clone()))?;
-            binding.keys = spec
+            let keys: Vec<KeySpec> = spec
                 .split([' ', ','])
                 .filter(|k| !k.is_empty())
                 .map(KeySpec::parse)
@@ -375,6 +452,22 @@ impl Keymap {
                     action: action.clone(),
                     source,
                 })?;
+            let mut found = false;
+            for binding in map
+                .bindings
+                .iter_mut()
+                .filter(|b| b.action.name() == action)
+            {
+                found = true;
+                binding.keys = keys
+                    .iter()
+                    .filter(|k| !binding.context.is_text() || !k.types())
+                    .copied()
+                    .collect();
+            }
+            if !found {
+                return Err(KeymapError::UnknownAction(action.clone()));
+            }
         }
         Ok(map)
     }

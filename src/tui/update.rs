@@ -8,16 +8,21 @@
 
 use crate::engine::StepCommand;
 use crate::tui::keymap::{Action, Context};
-use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup};
-use crate::tui::view::detail;
+use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup, StoredRun, Subject};
+use crate::tui::view::{chrome, detail, inspect};
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::run::{RunStatus, RunSummary};
+use crate::vocab::run_trace::RunTrace;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::Rect;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub enum Msg {
     Key(KeyEvent),
+    /// Text pasted into the terminal (bracketed paste): one piece.
+    Paste(String),
     Resize(u16, u16),
     /// An event of the source with this generation.
     Engine {
@@ -40,6 +45,11 @@ pub enum Msg {
         result: Result<Vec<EngineEvent>, String>,
     },
     ScenariosLoaded(Vec<DemoEntry>),
+    /// A run's stored trace, asked for by a detail popup.
+    TraceLoaded {
+        run_id: i64,
+        result: Result<Arc<RunTrace>, String>,
+    },
     /// Start this demo now (from `diagraph demo FILE` or the picker).
     StartDemo(DemoEntry),
 }
@@ -71,6 +81,10 @@ pub enum Command {
     Cancel,
     LoadRuns,
     ListScenarios,
+    /// Read a run's stored trace (prompts, responses, reasoning).
+    LoadTrace {
+        run_id: i64,
+    },
     Quit,
 }
 
@@ -79,7 +93,15 @@ pub enum Command {
 pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
     match msg {
         Msg::Key(key) if key.kind != KeyEventKind::Release => on_key(state, key),
-        Msg::Key(_) | Msg::Resize(..) => vec![],
+        Msg::Paste(text) => {
+            on_paste(state, &text);
+            vec![]
+        }
+        Msg::Resize(w, h) => {
+            state.screen = (w, h);
+            vec![]
+        }
+        Msg::Key(_) => vec![],
         Msg::Engine { generation, event } => {
             on_engine_event(state, generation, *event);
             vec![]
@@ -135,14 +157,40 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
             }
             vec![]
         }
-        Msg::ScenariosLoaded(entries) => {
-            state.popup = Some(Popup::DemoPicker {
+        Msg::ScenariosLoaded(loaded) => {
+            state.scenarios = Some(loaded.clone());
+            // Only a picker that is open takes the list; one closed
+            // meanwhile stays closed.
+            let Some(Popup::DemoPicker {
                 entries,
-                selected: 0,
-            });
-            vec![]
+                selected,
+                loading,
+                queued,
+            }) = state.popup.as_mut()
+            else {
+                return vec![];
+            };
+            let keep = entries.get(*selected).map(|e| e.path.clone());
+            *selected = keep
+                .and_then(|p| loaded.iter().position(|e| e.path == p))
+                .unwrap_or(0);
+            *entries = loaded;
+            *loading = false;
+            let queued = std::mem::take(queued);
+            let mut cmds = vec![];
+            for action in queued {
+                if !matches!(state.popup, Some(Popup::DemoPicker { .. })) {
+                    break;
+                }
+                cmds.extend(on_popup_action(state, action));
+            }
+            cmds
         }
         Msg::StartDemo(entry) => start_demo(state, entry),
+        Msg::TraceLoaded { run_id, result } => {
+            on_trace(state, run_id, result);
+            vec![]
+        }
     }
 }
 
@@ -266,16 +314,13 @@ fn on_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
             _ => vec![],
         };
     }
-    if state.filter_editing {
-        on_filter_key(state, key);
-        return vec![];
-    }
-    if state.popup.is_none() && state.focus == Pane::Input {
-        if let Some(cmds) = on_input_key(state, key) {
-            return cmds;
-        }
-    }
     let contexts = state.contexts();
+    if contexts == [Context::Filtering] {
+        return on_filter_key(state, key);
+    }
+    if contexts == [Context::Typing] {
+        return on_input_key(state, key);
+    }
     let Some(action) = state.keymap.lookup(&key, &contexts) else {
         return vec![];
     };
@@ -285,41 +330,45 @@ fn on_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
     on_action(state, action)
 }
 
-fn on_filter_key(state: &mut AppState, key: KeyEvent) {
-    match key.code {
-        KeyCode::Enter => state.filter_editing = false,
-        KeyCode::Esc => {
+fn on_filter_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
+    match state.keymap.lookup(&key, &[Context::Filtering]) {
+        Some(Action::Submit) => state.filter_editing = false,
+        Some(Action::Close) => {
             state.filter_editing = false;
             state.filter.clear();
         }
-        KeyCode::Backspace => {
-            state.filter.pop();
-        }
-        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-            state.filter.push(c);
-        }
-        _ => {}
+        Some(Action::Quit) => return quit(state),
+        _ => match key.code {
+            KeyCode::Backspace => {
+                state.filter.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                state.filter.push(c);
+            }
+            _ => {}
+        },
     }
     state.sel.runs = 0;
+    vec![]
 }
 
-/// Keys for the question input. `None` lets the keymap handle the key.
-fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
-    match key.code {
-        KeyCode::Tab | KeyCode::BackTab => None,
-        // Ctrl-S: toggling step mode must work while typing.
-        KeyCode::Char('s') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-            state.step_live = !state.step_live;
-            Some(vec![])
+/// Keys for the question input: the `Typing` rows of the keymap, and
+/// everything else types.
+fn on_input_key(state: &mut AppState, key: KeyEvent) -> Vec<Command> {
+    match state.keymap.lookup(&key, &[Context::Typing]) {
+        Some(Action::ToggleStep) => state.step_live = !state.step_live,
+        Some(Action::Close) => state.focus = Pane::Graph,
+        Some(Action::Quit) => return quit(state),
+        Some(a @ (Action::NextPane | Action::PrevPane)) => {
+            cycle_focus(state, a == Action::NextPane)
         }
-        KeyCode::Esc => {
-            state.focus = Pane::Graph;
-            Some(vec![])
+        Some(a @ (Action::HistoryPrev | Action::HistoryNext)) => {
+            recall_history(state, a == Action::HistoryPrev)
         }
-        KeyCode::Enter => {
+        Some(Action::Submit) => {
             let question = state.input.lines().join(" ").trim().to_string();
             if question.is_empty() {
-                return Some(vec![]);
+                return vec![];
             }
             state.history.retain(|h| h != &question);
             state.history.push(question.clone());
@@ -327,19 +376,38 @@ fn on_input_key(state: &mut AppState, key: KeyEvent) -> Option<Vec<Command>> {
             state.input = fresh_input(state);
             let stepping = state.step_live;
             if state.run_live() {
-                return Some(confirm(state, Pending::Ask { question, stepping }));
+                return confirm(state, Pending::Ask { question, stepping });
             }
-            Some(ask(state, question, stepping))
-        }
-        KeyCode::Up | KeyCode::Down => {
-            recall_history(state, key.code == KeyCode::Up);
-            Some(vec![])
+            return ask(state, question, stepping);
         }
         _ => {
             state.input.input(key);
-            Some(vec![])
         }
     }
+    vec![]
+}
+
+/// Pasted text: always part of a question, never keys. Line breaks and
+/// tabs become spaces, so a multi-line paste is one question.
+fn on_paste(state: &mut AppState, text: &str) {
+    if state.filter_editing {
+        state.filter.push_str(&one_line_paste(text));
+        state.sel.runs = 0;
+        return;
+    }
+    if state.popup.is_some() {
+        return;
+    }
+    state.focus = Pane::Input;
+    state.input.insert_str(one_line_paste(text));
+}
+
+fn one_line_paste(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    crate::text::sanitize_line(spaced.trim())
 }
 
 /// Starts a live run of `question`.
@@ -382,24 +450,51 @@ fn recall_history(state: &mut AppState, older: bool) {
     state.input = input;
 }
 
+/// A popup's scroll after a movement key, never past its end.
+fn scrolled(scroll: u16, action: Action, max: u16) -> u16 {
+    match action {
+        Action::Down => scroll.saturating_add(1).min(max),
+        Action::Up => scroll.min(max).saturating_sub(1),
+        Action::Top => 0,
+        Action::Bottom => max,
+        _ => scroll,
+    }
+}
+
 fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
+    let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
+    let help_max = if matches!(state.popup, Some(Popup::Help { .. })) {
+        chrome::max_scroll(&chrome::help_lines(state), chrome::help_rect(screen))
+    } else {
+        0
+    };
     let Some(popup) = state.popup.as_mut() else {
         return vec![];
     };
     match (popup, action) {
         (_, Action::Quit) => return quit(state),
-        (_, Action::Close) | (Popup::Help, Action::Help) => state.popup = None,
+        (_, Action::Close) | (Popup::Help { .. }, Action::Help) => state.popup = None,
         (Popup::Detail { scroll, lines, .. }, a) => {
-            let max = lines.len().saturating_sub(1) as u16;
-            *scroll = match a {
-                Action::Down => scroll.saturating_add(1).min(max),
-                Action::Up => scroll.saturating_sub(1),
-                Action::Top => 0,
-                Action::Bottom => max,
-                _ => *scroll,
-            };
+            let max = chrome::max_scroll(lines, chrome::detail_rect(screen));
+            *scroll = scrolled(*scroll, a, max);
         }
-        (Popup::DemoPicker { entries, selected }, a) => match a {
+        (Popup::Help { scroll }, a) => {
+            *scroll = scrolled(*scroll, a, help_max);
+        }
+        (
+            Popup::DemoPicker {
+                loading: true,
+                queued,
+                ..
+            },
+            a,
+        ) => queued.push(a),
+        (
+            Popup::DemoPicker {
+                entries, selected, ..
+            },
+            a,
+        ) => match a {
             Action::Down => *selected = (*selected + 1).min(entries.len().saturating_sub(1)),
             Action::Up => *selected = selected.saturating_sub(1),
             Action::Top => *selected = 0,
@@ -411,7 +506,7 @@ fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
             }
             _ => {}
         },
-        (Popup::Help, _) | (Popup::Confirm(_), _) => {}
+        (Popup::Confirm(_), _) => {}
     }
     vec![]
 }
@@ -428,8 +523,12 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
                 return vec![Command::Cancel];
             }
         }
-        Action::Confirm | Action::Deny => {}
-        Action::Help => state.popup = Some(Popup::Help),
+        Action::Confirm
+        | Action::Deny
+        | Action::Submit
+        | Action::HistoryPrev
+        | Action::HistoryNext => {}
+        Action::Help => state.popup = Some(Popup::Help { scroll: 0 }),
         Action::NextPane | Action::PrevPane => cycle_focus(state, action == Action::NextPane),
         Action::Down | Action::Up | Action::Top | Action::Bottom => move_selection(state, action),
         Action::Open => return open(state),
@@ -440,8 +539,12 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
             state.filter_editing = true;
         }
         Action::FocusInput => state.focus = Pane::Input,
+        Action::Zoom => state.zoom = !state.zoom,
         Action::ToggleStep => state.step_live = !state.step_live,
-        Action::Demo => return vec![Command::ListScenarios],
+        Action::Demo => {
+            state.open_demo_picker();
+            return vec![Command::ListScenarios];
+        }
         Action::StepNext => return vec![Command::Step(StepCommand::Next)],
         Action::StepContinue => {
             state.shown.stepping = false;
@@ -544,11 +647,11 @@ fn move_selection(state: &mut AppState, action: Action) {
                 .as_ref()
                 .map_or(0, |g| g.checked_bindings.len()),
         ),
-        Pane::Answer | Pane::Graph => {
-            let scroll = if state.focus == Pane::Answer {
-                &mut state.sel.answer_scroll
-            } else {
-                &mut state.sel.graph_scroll
+        Pane::Answer | Pane::Graph | Pane::Verdict => {
+            let scroll = match state.focus {
+                Pane::Answer => &mut state.sel.answer_scroll,
+                Pane::Verdict => &mut state.sel.verdict_scroll,
+                _ => &mut state.sel.graph_scroll,
             };
             *scroll = match action {
                 Action::Down => scroll.saturating_add(1),
@@ -559,7 +662,7 @@ fn move_selection(state: &mut AppState, action: Action) {
             };
             return;
         }
-        Pane::Verdict | Pane::Input => return,
+        Pane::Input => return,
     };
     let last = len.saturating_sub(1);
     *sel = match action {
@@ -598,6 +701,7 @@ fn open(state: &mut AppState) -> Vec<Command> {
                     title: format!("invocation {} · {}", inv.id, inv.tool_name),
                     lines: detail::json_lines(&value, &state.theme),
                     scroll: 0,
+                    subject: None,
                 });
             }
             vec![]
@@ -608,15 +712,140 @@ fn open(state: &mut AppState) -> Vec<Command> {
                 .as_ref()
                 .and_then(|g| g.checked_bindings.get(state.sel.bindings));
             if let Some(b) = binding {
-                let value = serde_json::to_value(b).unwrap_or_default();
+                let mut value = serde_json::to_value(b).unwrap_or_default();
+                // The Gatekeeper's claim-level errors about this claim.
+                let errors: Vec<&String> = view
+                    .gatekeeper
+                    .as_ref()
+                    .map(|g| {
+                        g.errors
+                            .iter()
+                            .filter(|e| e.contains(&b.claim_id))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !errors.is_empty()
+                    && let Some(obj) = value.as_object_mut()
+                {
+                    obj.insert("claim_errors".into(), serde_json::json!(errors));
+                }
                 state.popup = Some(Popup::Detail {
                     title: format!("binding {} · {}", b.claim_id, b.tool_name),
                     lines: detail::json_lines(&value, &state.theme),
                     scroll: 0,
+                    subject: None,
                 });
             }
             vec![]
         }
-        _ => vec![],
+        Pane::Graph => {
+            let k = inspect::attempt_count(shown_events(state)).checked_sub(1);
+            match k {
+                Some(k) => open_subject(state, Subject::Node(k)),
+                None => vec![],
+            }
+        }
+        Pane::Transitions => {
+            let count = inspect::attempt_count(shown_events(state));
+            match count.checked_sub(1) {
+                Some(last) => open_subject(state, Subject::Node(state.sel.transitions.min(last))),
+                None => vec![],
+            }
+        }
+        Pane::Verdict => open_subject(state, Subject::Verdict),
+        Pane::Answer => open_subject(state, Subject::Answer),
+        Pane::Input => vec![],
+    }
+}
+
+/// The events the shown run has applied (a replay: up to its cursor).
+fn shown_events(state: &AppState) -> &[EngineEvent] {
+    state
+        .shown
+        .events
+        .get(..state.shown.cursor)
+        .unwrap_or_default()
+}
+
+/// The lines of a detail about the shown run, from its events and
+/// whatever of its stored trace has arrived.
+fn subject_lines(
+    state: &AppState,
+    subject: Subject,
+) -> Option<(String, Vec<ratatui::text::Line<'static>>)> {
+    let v = state.view();
+    let stored = v
+        .run_id
+        .and_then(|id| state.traces.get(&id))
+        .cloned()
+        .unwrap_or(StoredRun::Loading);
+    let t = &state.theme;
+    let run = v
+        .run_id
+        .map_or_else(String::new, |id| format!("run {id} · "));
+    match subject {
+        Subject::Node(k) => inspect::node(shown_events(state), k, &stored, t)
+            .map(|(title, lines)| (format!("{run}{title}"), lines)),
+        Subject::Verdict => Some((
+            format!("{run}verdict"),
+            inspect::verdict(v, shown_events(state), &stored, t),
+        )),
+        Subject::Answer => Some((format!("{run}answer"), inspect::answer(v, &stored, t))),
+    }
+}
+
+/// Opens a detail of the shown run and asks for its stored trace when it
+/// is not at hand (or the run was still going when it was read).
+fn open_subject(state: &mut AppState, subject: Subject) -> Vec<Command> {
+    let run_id = state.view().run_id;
+    let mut cmds = vec![];
+    if let Some(id) = run_id {
+        let complete = matches!(
+            state.traces.get(&id),
+            Some(StoredRun::Loaded(t)) if t.run.status != RunStatus::Running
+        );
+        if !complete {
+            if !matches!(state.traces.get(&id), Some(StoredRun::Loaded(_))) {
+                state.traces.insert(id, StoredRun::Loading);
+            }
+            cmds.push(Command::LoadTrace { run_id: id });
+        }
+    }
+    if let Some((title, lines)) = subject_lines(state, subject) {
+        state.popup = Some(Popup::Detail {
+            title,
+            lines,
+            scroll: 0,
+            subject: run_id.map(|id| (id, subject)),
+        });
+    }
+    cmds
+}
+
+/// A stored trace arrived: keep it and redraw a detail that waits for it.
+fn on_trace(state: &mut AppState, run_id: i64, result: Result<Arc<RunTrace>, String>) {
+    if state.view().run_id != Some(run_id) {
+        return;
+    }
+    let stored = match result {
+        Ok(t) => StoredRun::Loaded(t),
+        Err(e) => StoredRun::Missing(e),
+    };
+    state.traces.insert(run_id, stored);
+    let Some(Popup::Detail {
+        subject: Some((id, subject)),
+        ..
+    }) = state.popup.clone()
+    else {
+        return;
+    };
+    if id != run_id {
+        return;
+    }
+    if let Some((new_title, new_lines)) = subject_lines(state, subject)
+        && let Some(Popup::Detail { title, lines, .. }) = state.popup.as_mut()
+    {
+        *title = new_title;
+        *lines = new_lines;
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_diagraph"));
     // Isolate from the developer's own config, data and keys.
     cmd.env_remove("DIAGRAPH_DATABASE_URL")
@@ -18,12 +18,12 @@ fn bin() -> Command {
     cmd
 }
 
-struct Sandbox {
+pub(crate) struct Sandbox {
     dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    fn new() -> Sandbox {
+    pub(crate) fn new() -> Sandbox {
         Sandbox {
             dir: tempfile::tempdir().unwrap(),
         }
@@ -33,7 +33,7 @@ impl Sandbox {
         format!("sqlite:{}", self.dir.path().join("d.db").display())
     }
 
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut cmd = bin();
         cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_DATA_HOME", self.dir.path().join("data"))
@@ -48,11 +48,11 @@ impl Sandbox {
     }
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn assert_one_line_error(o: &Output, needle: &str) {
+pub(crate) fn assert_one_line_error(o: &Output, needle: &str) {
     assert!(!o.status.success(), "expected failure, got {:?}", o.status);
     let err = stderr(o);
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();

@@ -34,6 +34,7 @@ mod openai_provider;
 mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
+mod report;
 mod server_api;
 mod server_process;
 mod server_tui;

@@ -22,3 +22,4 @@ mod sanitize;
 mod snapshots;
 mod update;
 mod widths;
+mod workbench;

@@ -160,7 +160,7 @@ fn demo_runs_to_the_end_by_keystrokes_and_restores_the_terminal() {
     let end = s.wait_for("the end of the run", Some("Space"), |s| {
         s.contains("last: composer_completed")
     });
-    assert!(end.contains("effective      PASS"), "{end}");
+    assert!(end.contains("effective  PASS"), "{end}");
     assert!(reached_end(&end), "{end}");
     assert!(!end.contains("waiting:"), "{end}");
     s.keys(&["q"]);

@@ -58,7 +58,7 @@ fn reject_fallback_marks_failures_and_degraded() {
     let theme = &state.theme;
     let (x, y) = find_text(buf, "FAIL").unwrap();
     assert_eq!(buf[(x, y)].style().bg, theme.style(Role::BindingFailed).bg);
-    let (x, y) = find_text(buf, "raw_path_in_refs").unwrap();
+    let (x, y) = find_text(buf, "raw_path_in_refs Conn").unwrap();
     assert_eq!(buf[(x, y)].style().bg, theme.style(Role::BindingFailed).bg);
     let (x, y) = find_text(buf, "PASS ").unwrap_or_else(|| find_text(buf, "PASS").unwrap());
     assert_ne!(buf[(x, y)].style().bg, theme.style(Role::BindingFailed).bg);
@@ -129,7 +129,7 @@ fn help_popup_is_generated_from_the_keymap() {
         &mut state,
         Msg::Key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT)),
     );
-    assert_eq!(state.popup, Some(Popup::Help));
+    assert_eq!(state.popup, Some(Popup::Help { scroll: 0 }));
     let term = render(&state, 100, 40);
     insta::assert_snapshot!("help_100x40", term.backend());
     let text = buffer_text(term.backend().buffer());

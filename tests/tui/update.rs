@@ -380,6 +380,7 @@ fn demo_picker_starts_the_chosen_scenario() {
     let text = buffer_text(render(&state, 100, 30).backend().buffer());
     assert!(text.contains("b description"), "{text}");
     // A scenario that failed to load is reported, not started.
+    update(&mut state, ch('d'));
     update(
         &mut state,
         Msg::ScenariosLoaded(vec![entry("bad", Some("bad.toml: no question"))]),

@@ -1,6 +1,7 @@
 //! Widths are counted in columns, not chars: a wide (CJK) label is cut to
-//! fit and leaves the key hints on screen, and long identifiers in the
-//! tables keep both of their distinctive ends.
+//! fit and leaves the key hints on screen. Ids, tool and rule names and
+//! statuses are whole at 120 columns and more; where a cut cannot be
+//! avoided, both of their distinctive ends stay.
 
 use crate::fixtures::{RunBuilder, binding, buffer_text, live_state, pass_run, render};
 use diagraph::tui::state::Pane;
@@ -20,11 +21,22 @@ fn wide_labels_do_not_push_the_key_hints_off() {
     assert!(bar.contains('…'), "{bar}");
 }
 
-#[test]
-fn long_identifiers_keep_both_ends() {
+/// A run whose identifiers are long: a nine-digit invocation id, the
+/// longest rule name, a retryable failure in the transitions.
+fn long_ids_run() -> Vec<diagraph::vocab::events::EngineEvent> {
     let mut b = RunBuilder::new(1, "q");
-    b.enter(NodeId::Executor, None);
-    let inv = b.tool("query_logs_of_the_whole_fleet", "svc", "text", 1);
+    b.node(
+        NodeId::Planner,
+        Outcome::RetryableFailed,
+        "planner_technical_retry",
+        NodeId::Planner,
+    );
+    b.enter(NodeId::Executor, Some("completed"));
+    let _ = b.tool("query_metrics", "svc", "text", 1);
+    let mut inv = 0;
+    for _ in 0..3 {
+        inv = b.tool("lookup_knowledge", "svc", "text", 1);
+    }
     b.finish(
         NodeId::Executor,
         Outcome::Completed,
@@ -32,20 +44,69 @@ fn long_identifiers_keep_both_ends() {
         NodeId::Gatekeeper,
     );
     b.enter(NodeId::Gatekeeper, Some("completed"));
-    let mut bad = binding("claim-1", "t", "query_logs", inv, "$.logs[12345]", false);
+    let mut bad = binding(
+        "claim-1",
+        "t",
+        "lookup_knowledge",
+        inv,
+        "$.logs[12345]",
+        false,
+    );
     bad.failed_rule = Some("binding.invocation_owned".into());
+    bad.source_invocation_id = Some(987_654_321);
+    b.gatekeeper("fail", "reject", vec![bad]);
+    b.verdict(None, Some(Verdict::Reject), None);
+    b.done("a", None)
+}
+
+#[test]
+fn identifiers_and_statuses_are_whole_at_120_columns_and_more() {
+    let events = long_ids_run();
+    for (w, h) in [(120, 40), (160, 40), (200, 60)] {
+        let mut state = live_state(&events);
+        // The runs list with the run as the store lists it.
+        state.runs[0].status = diagraph::vocab::run::RunStatus::Success;
+        for pane in [Pane::Runs, Pane::Transitions, Pane::Tools, Pane::Bindings] {
+            state.focus = pane;
+            let text = buffer_text(render(&state, w, h).backend().buffer());
+            let want: &[&str] = match pane {
+                Pane::Runs => &["SUCCESS"],
+                Pane::Transitions => &["RETRYABLE_FAILED", "planner_technical_retry"],
+                Pane::Tools => &["query_metrics", "lookup_knowledge", "supported"],
+                _ => &["987654321", "binding.invocation_owned", "$.logs[12345]"],
+            };
+            for needle in want {
+                assert!(text.contains(needle), "{needle} cut at {w}x{h}:\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cut_that_cannot_be_avoided_keeps_both_ends() {
+    let mut b = RunBuilder::new(1, "q");
+    b.enter(NodeId::Executor, None);
+    let name = "query_logs_of_the_whole_fleet_in_every_region_and_zone";
+    let inv = b.tool(name, "svc", "text", 1);
+    b.finish(
+        NodeId::Executor,
+        Outcome::Completed,
+        "completed",
+        NodeId::Gatekeeper,
+    );
+    b.enter(NodeId::Gatekeeper, Some("completed"));
+    let mut bad = binding("claim-1", "t", name, inv, "$.logs[12345]", false);
+    bad.failed_rule = Some("binding.invocation_owned_by_this_very_run_and_no_other".into());
     b.gatekeeper("fail", "reject", vec![bad]);
     b.verdict(None, Some(Verdict::Reject), None);
     let events = b.done("a", None);
 
     let mut state = live_state(&events);
     state.focus = Pane::Bindings;
-    let text = buffer_text(render(&state, 100, 30).backend().buffer());
-    // 16 columns on a narrow screen: the rule's distinctive end stays.
-    assert!(text.contains("binding.…n_owned"), "{text}");
-    assert!(text.contains("$.log…2345]"), "{text}");
-
-    state.focus = Pane::Tools;
-    let text = buffer_text(render(&state, 100, 30).backend().buffer());
-    assert!(text.contains("query_lo…e_fleet"), "{text}");
+    let text = buffer_text(render(&state, 80, 24).backend().buffer());
+    let row = text.lines().find(|l| l.contains("claim-1")).unwrap();
+    // Each cut name keeps its head and its tail around one ellipsis.
+    assert!(row.contains("query_…") && row.contains("_zone "), "{row}");
+    assert!(row.contains("binding…") && row.contains("_other "), "{row}");
+    assert!(row.contains("$.logs[12345]"), "{row}");
 }

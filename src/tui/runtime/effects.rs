@@ -148,6 +148,21 @@ impl Effects {
                 }
             }
             Command::LoadRuns => self.load_runs(),
+            Command::LoadTrace { run_id } => {
+                let store = self.ctx.store.clone();
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = match store {
+                        Some(s) => s
+                            .run_trace(run_id)
+                            .await
+                            .map(Arc::new)
+                            .map_err(|e| e.to_string()),
+                        None => Err("no database is open".into()),
+                    };
+                    let _ = tx.send(Msg::TraceLoaded { run_id, result }).await;
+                });
+            }
             Command::ListScenarios => {
                 let dir = self.ctx.scenarios_dir.clone();
                 let tx = self.tx.clone();
@@ -208,6 +223,16 @@ impl Effects {
                 }
             }
             Command::LoadRuns => super::remote::load_runs(server, tx),
+            Command::LoadTrace { run_id } => {
+                tokio::spawn(async move {
+                    let result = server
+                        .trace(run_id)
+                        .await
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Msg::TraceLoaded { run_id, result }).await;
+                });
+            }
             local => return Some(local),
         }
         None

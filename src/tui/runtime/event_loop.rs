@@ -1,8 +1,8 @@
 //! The one event loop. A biased `select!` merges terminal input, app
 //! messages (engine events, loaded data) and the frame deadline. Draws are
 //! coalesced: a change marks the state dirty and the frame is drawn at most
-//! once per `FRAME`, and when nothing changes nothing wakes the loop (a
-//! one-second clock runs only while a live run is on screen).
+//! once per `FRAME`, and when nothing changes nothing wakes the loop (the
+//! clock that turns the spinner runs only while a live run is on screen).
 //!
 //! The loop is generic over its input and message streams and over the
 //! backend, so tests drive it with scripted keys on a `TestBackend`.
@@ -21,7 +21,8 @@ use tokio::time::{Instant, sleep_until};
 
 /// Frame coalescing interval while events stream in.
 pub const FRAME: Duration = Duration::from_millis(16);
-const CLOCK: Duration = Duration::from_secs(1);
+/// The live clock and spinner; it runs only while a live run is shown.
+const CLOCK: Duration = Duration::from_millis(125);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoopError {
@@ -44,6 +45,7 @@ fn input_msg(ev: Event) -> Option<Msg> {
     match ev {
         Event::Key(k) => Some(Msg::Key(k)),
         Event::Resize(w, h) => Some(Msg::Resize(w, h)),
+        Event::Paste(text) => Some(Msg::Paste(text)),
         _ => None,
     }
 }
@@ -70,6 +72,9 @@ where
     let mut msgs_open = true;
     let mut started: HashMap<u64, Instant> = HashMap::new();
     let mut next_clock = Instant::now() + CLOCK;
+    if let Ok(size) = terminal.size() {
+        update(state, Msg::Resize(size.width, size.height));
+    }
     loop {
         if state.quit {
             break;

@@ -20,7 +20,7 @@ use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::update::{Command, Msg};
 use color_eyre::eyre::WrapErr;
-use crossterm::event::EventStream;
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, EventStream};
 use effects::Effects;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -79,9 +79,12 @@ pub fn initial_state(
                 run_id: *run_id,
             });
         }
-        Launch::Demo(_) => {
+        Launch::Demo(given) => {
             state.mode = crate::tui::state::Mode::Demo;
             state.focus = crate::tui::state::Pane::Graph;
+            if given.is_none() {
+                state.open_demo_picker();
+            }
         }
     }
     (state, cmds)
@@ -123,12 +126,21 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     drop(tx);
 
     let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
+    // A paste arrives as one event (a pasted newline is part of the
+    // question, never Enter); undone on every exit, a panic included.
+    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
+        hook(info);
+    }));
     let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
     let result =
         event_loop::event_loop(&mut terminal, &mut state, EventStream::new(), msgs, |cmd| {
             effects.handle(cmd)
         })
         .await;
+    let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
     let restored = ratatui::try_restore();
     // A run stopped by quitting ends CANCELLED; wait until that is saved
     // (the screen is already back), so it is never left RUNNING.

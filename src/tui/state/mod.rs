@@ -12,14 +12,16 @@ pub mod run_view;
 
 pub use run_view::{RunView, TransitionRow};
 
-use crate::tui::keymap::{Context, Keymap};
+use crate::tui::keymap::{Action, Context, Keymap};
 use crate::tui::theme::Theme;
 use crate::vocab::events::EngineEvent;
 use crate::vocab::run::RunSummary;
+use crate::vocab::run_trace::RunTrace;
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -154,9 +156,30 @@ impl Pending {
     }
 }
 
+/// What a detail popup is about, so it can be rebuilt when the stored
+/// run arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// The k-th node attempt of the run (0-based, in the order entered).
+    Node(usize),
+    Verdict,
+    Answer,
+}
+
+/// The stored run (`RunTrace`: prompts, responses, reasoning), as far as
+/// the TUI has it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredRun {
+    Loading,
+    Loaded(Arc<RunTrace>),
+    /// Why it could not be read (no database, unknown run...).
+    Missing(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    Help,
+    /// Keys (from the keymap) and the glyph legend, scrolled by `scroll`.
+    Help { scroll: u16 },
     /// A yes/no question before something that would stop the live run.
     Confirm(Pending),
     /// Highlighted JSON, computed once when opened.
@@ -164,10 +187,17 @@ pub enum Popup {
         title: String,
         lines: Vec<Line<'static>>,
         scroll: u16,
+        /// The run and what of it, when the lines depend on its stored
+        /// trace (rebuilt when that arrives).
+        subject: Option<(i64, Subject)>,
     },
+    /// Opens at once, also before the scenario list has loaded: keys
+    /// pressed meanwhile wait in `queued` and apply when it arrives.
     DemoPicker {
         entries: Vec<DemoEntry>,
         selected: usize,
+        loading: bool,
+        queued: Vec<Action>,
     },
 }
 
@@ -179,6 +209,7 @@ pub struct Selections {
     pub bindings: usize,
     pub answer_scroll: u16,
     pub graph_scroll: u16,
+    pub verdict_scroll: u16,
 }
 
 pub struct AppState {
@@ -192,9 +223,16 @@ pub struct AppState {
     pub runs_error: Option<String>,
     /// Events of runs finished in this session, replayable without a store.
     pub local_events: BTreeMap<i64, Vec<EngineEvent>>,
+    /// Stored traces of the shown run, loaded when a detail needs them.
+    pub traces: BTreeMap<i64, StoredRun>,
     pub filter: String,
     pub filter_editing: bool,
     pub sel: Selections,
+    /// The focused pane fills the body (toggled by the zoom key).
+    pub zoom: bool,
+    /// The terminal's size (columns, rows), for what depends on it
+    /// outside drawing: how far a popup can scroll.
+    pub screen: (u16, u16),
     pub popup: Option<Popup>,
     pub input: TextArea<'static>,
     pub history: Vec<String>,
@@ -208,6 +246,8 @@ pub struct AppState {
     pub db_label: String,
     /// Scenario description shown in demo mode.
     pub demo: Option<DemoEntry>,
+    /// The scenario list as last loaded, for the demo picker.
+    pub scenarios: Option<Vec<DemoEntry>>,
     /// Wall-clock milliseconds the shown live run has been going (ticks).
     pub live_elapsed_ms: u64,
     /// Last notice for the status line (errors, hints); code-made.
@@ -224,7 +264,8 @@ impl AppState {
         AppState {
             mode: Mode::Live,
             focus: Pane::Input,
-            table_pane: Pane::Tools,
+            // Before any run the runs list is the table worth showing.
+            table_pane: Pane::Runs,
             shown: Shown {
                 follow: true,
                 ..Shown::default()
@@ -233,9 +274,12 @@ impl AppState {
             runs: Vec::new(),
             runs_error: None,
             local_events: BTreeMap::new(),
+            traces: BTreeMap::new(),
             filter: String::new(),
             filter_editing: false,
             sel: Selections::default(),
+            zoom: false,
+            screen: (crate::tui::view::MIN_WIDTH, crate::tui::view::MIN_HEIGHT),
             popup: None,
             input,
             history: Vec::new(),
@@ -246,6 +290,7 @@ impl AppState {
             model_label: model_label.to_string(),
             db_label: db_label.to_string(),
             demo: None,
+            scenarios: None,
             live_elapsed_ms: 0,
             notice: None,
             quit: false,
@@ -254,6 +299,49 @@ impl AppState {
 
     pub fn view(&self) -> &RunView {
         &self.shown.view
+    }
+
+    /// Opens the demo picker now, with the scenarios known so far.
+    pub fn open_demo_picker(&mut self) {
+        self.popup = Some(Popup::DemoPicker {
+            entries: self.scenarios.clone().unwrap_or_default(),
+            selected: 0,
+            loading: self.scenarios.is_none(),
+            queued: Vec::new(),
+        });
+    }
+
+    /// The pane drawn over the whole body, if one is zoomed.
+    pub fn zoomed(&self) -> Option<Pane> {
+        (self.zoom && self.focus != Pane::Input).then_some(self.focus)
+    }
+
+    /// The shown run is going on now (live here, or watched), so its
+    /// clock runs: a replay stands still.
+    pub fn clock_running(&self) -> bool {
+        self.mode != Mode::Replay && !self.shown.done && self.shown.view.is_running()
+    }
+
+    /// The node running now and how long it has been running: on the
+    /// live clock while it runs, else up to the last event applied (so a
+    /// replay shows what the live run showed at that event).
+    pub fn node_elapsed(&self) -> Option<(crate::vocab::graph::NodeId, u64)> {
+        let v = &self.shown.view;
+        if !v.is_running() {
+            return None;
+        }
+        let now = if self.clock_running() {
+            self.live_elapsed_ms.max(v.last_at_ms)
+        } else {
+            v.last_at_ms
+        };
+        v.current.map(|n| (n, now.saturating_sub(v.entered_at_ms)))
+    }
+
+    /// A spinner frame that turns with the live clock.
+    pub fn spinner(&self) -> &'static str {
+        const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+        FRAMES[(self.live_elapsed_ms / 125 % 10) as usize]
     }
 
     /// A run started here is still going: stopping it must be asked for.
@@ -271,6 +359,9 @@ impl AppState {
         match &self.popup {
             Some(Popup::Confirm(_)) => return vec![Context::Confirm],
             Some(_) => c.push(Context::Popup),
+            // Keys type while text is edited: only that context applies.
+            None if self.filter_editing => return vec![Context::Filtering],
+            None if self.focus == Pane::Input => return vec![Context::Typing],
             None => {}
         }
         // Stopping a live run is the key that must always be in sight.
@@ -301,6 +392,10 @@ impl AppState {
         };
         self.sel = Selections::default();
         self.live_elapsed_ms = 0;
+        self.traces.clear();
+        if self.table_pane == Pane::Runs {
+            self.table_pane = Pane::Tools;
+        }
         generation
     }
 

@@ -19,6 +19,8 @@ pub struct TransitionRow {
     pub reason_code: ReasonCode,
     pub attempt: u32,
     pub detail: String,
+    /// From the node's entry to its terminal event (run clock).
+    pub duration_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -35,6 +37,8 @@ pub struct RunView {
     /// How the current node was reached: the edge the engine is about to
     /// take (step mode waits here).
     pub pending_edge: Option<(NodeId, NodeId, ReasonCode)>,
+    /// Run-clock time the current node was entered at.
+    pub entered_at_ms: u64,
     /// Node -> times entered.
     pub visits: BTreeMap<NodeId, u32>,
     /// (from, to) -> times taken.
@@ -96,6 +100,7 @@ impl RunView {
                 }
                 self.pending_edge = Some((from, *node, reason));
                 self.current = Some(*node);
+                self.entered_at_ms = event.at_ms;
                 *self.visits.entry(*node).or_default() += 1;
             }
             EventKind::ModelCalled { error, tokens, .. } => {
@@ -126,6 +131,7 @@ impl RunView {
                     reason_code: *reason_code,
                     attempt: *attempt,
                     detail: detail.clone(),
+                    duration_ms: event.at_ms.saturating_sub(self.entered_at_ms),
                 });
                 *self.edges_taken.entry((*node, *next)).or_default() += 1;
                 self.last_reason = Some(*reason_code);

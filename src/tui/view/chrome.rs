@@ -9,9 +9,9 @@ use crate::tui::state::{AppState, DemoEntry, Mode, Pending};
 use crate::tui::theme::{Role, Theme};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
     let msg = format!(
@@ -65,6 +65,13 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut left = format!(" {} ", state.mode.label());
     if let Some(id) = v.run_id {
         left.push_str(&format!("│ run {id} "));
+    }
+    // The live clock: a spinner and the running node's own time.
+    if state.clock_running() {
+        left.push_str(&format!("│ {} ", state.spinner()));
+        if let Some((node, ms)) = state.node_elapsed() {
+            left.push_str(&format!("{node} {} ", super::tables::fmt_ms(ms)));
+        }
     }
     if state.mode == Mode::Replay {
         left.push_str(&format!(
@@ -123,40 +130,87 @@ fn popup_block<'a>(title: impl Into<Line<'a>>, theme: &Theme) -> Block<'a> {
         .style(theme.style(Role::Popup))
 }
 
-pub fn help(state: &AppState, area: Rect, buf: &mut Buffer) {
+/// What the glyphs on screen mean, shown under the keys in the help.
+pub const LEGEND: &[(&str, &str)] = &[
+    ("╔═╗", "the node running now (or waiting at the step gate)"),
+    ("┏━┓ ●", "a node the run has visited; ×N: how many times"),
+    ("┌─┐ ○", "a node the run has not reached"),
+    ("━▶ N", "an edge the run took, N times"),
+    ("─▶", "an edge the run has not taken"),
+    ("┅ ⇢", "the edge the engine takes next (step mode)"),
+    ("↺", "a retry: the node runs again"),
+    ("▼ capped", "the ceiling lowered the model's verdict"),
+    ("*", "a degraded run: the answer came from a fallback"),
+    ("✗N", "N Gatekeeper bindings failed"),
+    ("[Tab]", "the table shown in the tabbed area"),
+    ("…", "cut to fit; identifiers keep both ends"),
+];
+
+/// Where the help popup is drawn: most of the screen, at most 100 wide.
+pub fn help_rect(area: Rect) -> Rect {
+    let w = area.width.saturating_sub(4).min(100);
+    let h = area.height.saturating_sub(2);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+/// The help's lines: every key binding from the keymap, then the legend.
+pub fn help_lines(state: &AppState) -> Vec<Line<'static>> {
     let t = &state.theme;
-    let rect = centered(area, 70, 80);
+    let mut lines = vec![Line::styled(
+        format!("{:<22} {:<36} {}", "keys", "action", "where"),
+        t.style(Role::Title),
+    )];
+    for b in &state.keymap.bindings {
+        let keys = b
+            .keys
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(" / ");
+        lines.push(Line::from(vec![
+            Span::styled(format!("{keys:<22} "), t.style(Role::KeyHint)),
+            Span::styled(format!("{:<36} ", b.description), t.style(Role::Popup)),
+            Span::styled(b.context.label(), t.style(Role::Muted)),
+        ]));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::styled("glyphs", t.style(Role::Title)));
+    for (glyph, meaning) in LEGEND {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{glyph:<10} "), t.style(Role::KeyHint)),
+            Span::styled(*meaning, t.style(Role::Popup)),
+        ]));
+    }
+    lines
+}
+
+/// Highest useful scroll of a popup showing `lines` in `rect` (borders
+/// included), wrapping at its inner width.
+pub fn max_scroll(lines: &[Line], rect: Rect) -> u16 {
+    let inner_w = rect.width.saturating_sub(2);
+    super::panels::wrapped_height(lines, inner_w).saturating_sub(rect.height.saturating_sub(2))
+}
+
+pub fn help(state: &AppState, scroll: u16, area: Rect, buf: &mut Buffer) {
+    let t = &state.theme;
+    let rect = help_rect(area);
     Clear.render(rect, buf);
-    let rows: Vec<Row> = state
-        .keymap
-        .bindings
-        .iter()
-        .map(|b| {
-            let keys = b
-                .keys
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(" / ");
-            Row::new(vec![
-                Cell::from(Span::styled(keys, t.style(Role::KeyHint))),
-                Cell::from(b.description),
-                Cell::from(Span::styled(b.context.label(), t.style(Role::Muted))),
-            ])
-        })
-        .collect();
-    Table::new(
-        rows,
-        [
-            Constraint::Length(22),
-            Constraint::Min(20),
-            Constraint::Length(10),
-        ],
-    )
-    .header(Row::new(["keys", "action", "where"]).style(t.style(Role::Title)))
-    .block(popup_block(" Keys · esc closes ", t))
-    .style(t.style(Role::Popup))
-    .render(rect, buf);
+    let lines = help_lines(state);
+    let scroll = scroll.min(max_scroll(&lines, rect));
+    Paragraph::new(lines)
+        .block(popup_block(
+            " Keys and glyphs · j/k scroll · esc closes ",
+            t,
+        ))
+        .style(t.style(Role::Popup))
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .render(rect, buf);
 }
 
 /// The yes/no question before stopping a live run.
@@ -192,6 +246,11 @@ pub fn confirm(state: &AppState, pending: &Pending, area: Rect, buf: &mut Buffer
     .render(rect, buf);
 }
 
+/// Where the detail popup is drawn.
+pub fn detail_rect(area: Rect) -> Rect {
+    centered(area, 90, 85)
+}
+
 pub fn detail(
     title: &str,
     lines: &[Line<'static>],
@@ -200,19 +259,20 @@ pub fn detail(
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let rect = centered(area, 90, 85);
+    let rect = detail_rect(area);
     Clear.render(rect, buf);
     let title = format!(" {} · j/k scroll · esc closes ", sanitize_line(title));
     Paragraph::new(lines.to_vec())
         .block(popup_block(title, t))
         .wrap(Wrap { trim: false })
-        .scroll((scroll, 0))
+        .scroll((scroll.min(max_scroll(lines, rect)), 0))
         .render(rect, buf);
 }
 
 pub fn demo_picker(
     entries: &[DemoEntry],
     selected: usize,
+    loading: bool,
     t: &Theme,
     area: Rect,
     buf: &mut Buffer,
@@ -223,7 +283,12 @@ pub fn demo_picker(
     let inner = block.inner(rect);
     block.render(rect, buf);
     if entries.is_empty() {
-        Paragraph::new(Span::styled("no scenarios found", t.style(Role::Muted))).render(inner, buf);
+        let msg = if loading {
+            "loading scenarios…"
+        } else {
+            "no scenarios found"
+        };
+        Paragraph::new(Span::styled(msg, t.style(Role::Muted))).render(inner, buf);
         return;
     }
     let mut lines: Vec<Line> = Vec::new();

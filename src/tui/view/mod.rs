@@ -2,17 +2,21 @@
 //! renders each pane from the state, nothing else. Each pane is a small
 //! widget over a borrowed slice of the state, in its own file.
 //!
-//! Layouts: wide terminals (>= 160x40) show every pane at once; smaller
-//! ones show the four table panes (runs, transitions, tools, bindings) in
-//! one tabbed area that follows the focus. The graph pane is sized to its
-//! diagram when the terminal has room for it beside the verdict and answer
-//! panes, and to its list otherwise. Below 80x24 the screen says so
-//! instead of drawing a broken layout.
+//! Layouts: wide terminals (>= 160x40) show every pane at once, the
+//! answer beside the stacked run tables and growing with the terminal;
+//! smaller ones show the four table panes (runs, transitions, tools,
+//! bindings) in one tabbed area that follows the focus, the active tab
+//! bracketed. The graph pane is sized to its diagram when the terminal
+//! has room for it, and to its list otherwise. Any pane can be zoomed to
+//! the whole body. Below 80x24 the screen says so instead of drawing a
+//! broken layout.
 
 pub mod chrome;
+pub mod columns;
 pub mod detail;
 pub mod diagram;
 pub mod graph;
+pub mod inspect;
 pub mod panels;
 pub mod tables;
 
@@ -42,32 +46,44 @@ pub fn is_wide(area: Rect) -> bool {
     area.width >= 160 && area.height >= 40
 }
 
+/// The verdict pane's width beside the graph on wide terminals.
+const VERDICT_W: u16 = 46;
+/// The narrowest the runs list gets beside them.
+const RUNS_MIN_W: u16 = 44;
+
 pub fn layout(area: Rect, table_pane: Pane) -> Areas {
     let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
     if is_wide(area) {
-        // The graph pane takes the diagram's size when it leaves the verdict
-        // and answer panes 40 columns each; otherwise it keeps the list's.
-        let (graph_w, graph_h) = graph::pane_size(area.width.saturating_sub(80))
-            .map_or((72, 14), |(w, h)| (w.max(72), h.max(14)));
-        let [top, mid, bottom, input] = Layout::vertical([
+        // Top: the graph (sized to its diagram when that leaves the verdict
+        // and the runs list their room), the verdict and the runs list.
+        // Below: the three run tables stacked on the left, and the answer
+        // on the right, growing with the terminal.
+        let (graph_w, graph_h) =
+            graph::pane_size(area.width.saturating_sub(VERDICT_W + RUNS_MIN_W))
+                .map_or((72, 14), |(w, h)| (w.max(72), h.max(14)));
+        let [top, rest, input] = Layout::vertical([
             Constraint::Length(graph_h),
-            Constraint::Fill(3),
-            Constraint::Fill(2),
+            Constraint::Min(0),
             Constraint::Length(3),
         ])
         .areas(main);
-        let [graph, verdict, answer] = Layout::horizontal([
+        let [graph, verdict, runs] = Layout::horizontal([
             Constraint::Length(graph_w),
-            Constraint::Length(40),
-            Constraint::Min(20),
+            Constraint::Length(VERDICT_W),
+            Constraint::Min(RUNS_MIN_W),
         ])
         .areas(top);
-        let [runs, transitions, tools] = Layout::horizontal([
-            Constraint::Length(40),
-            Constraint::Length(78),
-            Constraint::Min(30),
+        let tables_w = (area.width * 3 / 5)
+            .max(118)
+            .min(area.width.saturating_sub(40));
+        let [left, answer] =
+            Layout::horizontal([Constraint::Length(tables_w), Constraint::Min(40)]).areas(rest);
+        let [transitions, tools, bindings] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Fill(1),
+            Constraint::Fill(1),
         ])
-        .areas(mid);
+        .areas(left);
         Areas {
             graph,
             verdict,
@@ -78,17 +94,19 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
                 (Pane::Runs, runs),
                 (Pane::Transitions, transitions),
                 (Pane::Tools, tools),
-                (Pane::Bindings, bottom),
+                (Pane::Bindings, bindings),
             ],
         }
     } else {
         // The diagram when the verdict/answer column keeps 36 columns and
-        // the tables a few rows; the list otherwise.
-        let fit =
-            graph::pane_size(area.width.saturating_sub(36)).filter(|(_, h)| *h + 8 <= main.height);
+        // the tables a few rows; the list otherwise. The top row grows
+        // with the terminal so the answer does too.
+        let body = main.height.saturating_sub(3);
+        let fit = graph::pane_size(area.width.saturating_sub(36)).filter(|(_, h)| *h + 8 <= body);
+        let grown = if body >= 36 { body / 2 } else { body * 2 / 5 };
         let (graph_w, graph_h) = match fit {
-            Some((w, h)) => (w, h.max(12)),
-            None => ((area.width * 3 / 5).clamp(44, 72), 12),
+            Some((w, h)) => (w, h.max(12).max(grown)),
+            None => ((area.width * 3 / 5).clamp(44, 72), grown.max(12)),
         };
         let [top, mid, input] = Layout::vertical([
             Constraint::Length(graph_h),
@@ -98,8 +116,9 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
         .areas(main);
         let [graph, right] =
             Layout::horizontal([Constraint::Length(graph_w), Constraint::Min(20)]).areas(top);
+        let verdict_h = if graph_h >= 16 { 10 } else { 7 };
         let [verdict, answer] =
-            Layout::vertical([Constraint::Length(7), Constraint::Min(3)]).areas(right);
+            Layout::vertical([Constraint::Length(verdict_h), Constraint::Min(3)]).areas(right);
         Areas {
             graph,
             verdict,
@@ -108,6 +127,14 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
             status,
             tables: vec![(table_pane, mid)],
         }
+    }
+}
+
+/// Where the zoomed pane is drawn: everything above the question input.
+pub fn zoom_area(area: Rect) -> Rect {
+    Rect {
+        height: area.height.saturating_sub(4),
+        ..area
     }
 }
 
@@ -123,50 +150,81 @@ pub fn view(state: &AppState, frame: &mut Frame) {
     } else {
         state.table_pane
     };
-    let areas = layout(area, table_pane);
+    let mut areas = layout(area, table_pane);
+    if let Some(z) = state.zoomed() {
+        // One pane over the whole body; the others are not drawn.
+        let full = zoom_area(area);
+        let keep = |p: Pane| if p == z { full } else { Rect::default() };
+        areas.graph = keep(Pane::Graph);
+        areas.verdict = keep(Pane::Verdict);
+        areas.answer = keep(Pane::Answer);
+        areas.tables = if z.is_table() {
+            vec![(z, full)]
+        } else {
+            vec![]
+        };
+    }
     let v = state.view();
     let focused = |p: Pane| state.focus == p;
-    frame.render_widget(
-        graph::GraphPane {
-            view: v,
-            theme,
-            focused: focused(Pane::Graph),
-            scroll: state.sel.graph_scroll,
-            waiting: state.shown.stepping,
-        },
-        areas.graph,
-    );
-    frame.render_widget(
-        panels::VerdictPane {
-            view: v,
-            theme,
-            focused: focused(Pane::Verdict),
-        },
-        areas.verdict,
-    );
-    frame.render_widget(
-        panels::AnswerPane {
-            state,
-            focused: focused(Pane::Answer),
-        },
-        areas.answer,
-    );
-    let tabbed = areas.tables.len() == 1;
+    if !areas.graph.is_empty() {
+        frame.render_widget(
+            graph::GraphPane {
+                view: v,
+                theme,
+                focused: focused(Pane::Graph),
+                scroll: state.sel.graph_scroll,
+                waiting: state.shown.stepping,
+            },
+            areas.graph,
+        );
+    }
+    if !areas.verdict.is_empty() {
+        frame.render_widget(
+            panels::VerdictPane {
+                view: v,
+                theme,
+                focused: focused(Pane::Verdict),
+                scroll: state.sel.verdict_scroll,
+            },
+            areas.verdict,
+        );
+    }
+    if !areas.answer.is_empty() {
+        frame.render_widget(
+            panels::AnswerPane {
+                state,
+                focused: focused(Pane::Answer),
+            },
+            areas.answer,
+        );
+    }
+    let tabbed = areas.tables.len() == 1 && state.zoomed().is_none();
     for (pane, rect) in &areas.tables {
         tables::render_table(state, *pane, *rect, tabbed, frame.buffer_mut());
     }
     panels::render_input(state, areas.input, frame);
     chrome::status_bar(state, areas.status, frame.buffer_mut());
     match &state.popup {
-        Some(Popup::Help) => chrome::help(state, area, frame.buffer_mut()),
+        Some(Popup::Help { scroll }) => chrome::help(state, *scroll, area, frame.buffer_mut()),
         Some(Popup::Detail {
             title,
             lines,
             scroll,
+            ..
         }) => chrome::detail(title, lines, *scroll, theme, area, frame.buffer_mut()),
-        Some(Popup::DemoPicker { entries, selected }) => {
-            chrome::demo_picker(entries, *selected, theme, area, frame.buffer_mut())
-        }
+        Some(Popup::DemoPicker {
+            entries,
+            selected,
+            loading,
+            ..
+        }) => chrome::demo_picker(
+            entries,
+            *selected,
+            *loading,
+            theme,
+            area,
+            frame.buffer_mut(),
+        ),
         Some(Popup::Confirm(pending)) => chrome::confirm(state, pending, area, frame.buffer_mut()),
         None => {}
     }

@@ -20,13 +20,17 @@ pub struct VerdictPane<'a> {
     pub view: &'a RunView,
     pub theme: &'a Theme,
     pub focused: bool,
+    pub scroll: u16,
 }
+
+/// Label column of the verdict pane.
+const LABEL_W: usize = 11;
 
 impl VerdictPane<'_> {
     pub fn lines(&self) -> Vec<Line<'static>> {
         let t = self.theme;
         let v = &self.view.verdict;
-        let label = |s: &str| Span::styled(format!("{s:<15}"), t.style(Role::Muted));
+        let label = |s: &str| Span::styled(format!("{s:<LABEL_W$}"), t.style(Role::Muted));
         let mut effective = vec![label("effective")];
         if v.is_capped() {
             let shown = v.effective_verdict.map(|e| e.as_str()).unwrap_or("—");
@@ -37,69 +41,162 @@ impl VerdictPane<'_> {
         } else {
             effective.push(verdict_span(v.effective_verdict, t));
         }
-        vec![
-            Line::from(vec![
-                label("model verdict"),
-                verdict_span(v.model_verdict, t),
-            ]),
+        let mut lines = vec![
+            Line::from(vec![label("model"), verdict_span(v.model_verdict, t)]),
             Line::from(vec![label("ceiling"), verdict_span(v.ceiling, t)]),
-            Line::from(effective),
+        ];
+        // Why the ceiling is what it is, right under it.
+        for why in ceiling_reasons(self.view) {
+            lines.push(Line::from(vec![
+                label("why"),
+                Span::styled(why, t.style(Role::Error)),
+            ]));
+        }
+        lines.push(Line::from(effective));
+        lines.extend(self.gatekeeper_lines());
+        lines.extend([
             Line::from(vec![
-                label("groundedness"),
+                label("grounded"),
                 Span::styled(
                     v.groundedness_score
                         .map(|g| format!("{g:.2}"))
                         .unwrap_or_else(|| "—".into()),
                     t.style(Role::Text),
                 ),
+                Span::styled(
+                    format!(" · evidence retries {}", v.evidence_retry_count),
+                    t.style(Role::Muted),
+                ),
             ]),
             Line::from(vec![
-                label("evidence retry"),
-                Span::styled(v.evidence_retry_count.to_string(), t.style(Role::Text)),
-            ]),
-            Line::from(vec![label("gatekeeper"), self.gatekeeper_summary()]),
-            Line::from(vec![
-                label("model calls"),
+                label("usage"),
                 Span::styled(
                     format!(
-                        "{} ({} failed) · {} tokens",
+                        "{} calls ({} failed) · {} tokens",
                         self.view.model_calls, self.view.model_errors, self.view.tokens
                     ),
                     t.style(Role::Text),
                 ),
             ]),
-        ]
+        ]);
+        lines
     }
 
-    fn gatekeeper_summary(&self) -> Span<'static> {
+    /// The Gatekeeper's status, its bindings, and why the ceiling is what
+    /// it is when the bindings alone do not say (a claim-level error, or a
+    /// planned tool that failed on every call).
+    fn gatekeeper_lines(&self) -> Vec<Line<'static>> {
         let t = self.theme;
-        match &self.view.gatekeeper {
-            None => Span::styled("—", t.style(Role::Muted)),
-            Some(g) => {
-                let pass = g.verified_binding_count();
-                let text = format!(
-                    "{}/{} · {}/{} bindings pass",
-                    sanitize_line(&g.status),
-                    sanitize_line(&g.severity),
-                    pass,
-                    g.checked_bindings.len()
-                );
-                let role = if pass < g.checked_bindings.len() {
-                    Role::BindingFailed
-                } else {
-                    Role::BindingPass
-                };
-                Span::styled(text, t.style(role))
-            }
+        let label = |s: &str| Span::styled(format!("{s:<LABEL_W$}"), t.style(Role::Muted));
+        let Some(g) = &self.view.gatekeeper else {
+            return vec![Line::from(vec![
+                label("gatekeeper"),
+                Span::styled("—", t.style(Role::Muted)),
+            ])];
+        };
+        let pass = g.verified_binding_count();
+        let total = g.checked_bindings.len();
+        let gate_role = if g.status == "pass" {
+            Role::BindingPass
+        } else {
+            Role::BindingFailed
+        };
+        vec![
+            Line::from(vec![
+                label("gatekeeper"),
+                Span::styled(
+                    format!(
+                        "{}/{}",
+                        sanitize_line(&g.status),
+                        sanitize_line(&g.severity)
+                    ),
+                    t.style(gate_role),
+                ),
+            ]),
+            Line::from(vec![
+                label("bindings"),
+                Span::styled(
+                    format!("{pass}/{total} pass"),
+                    t.style(if pass < total {
+                        Role::BindingFailed
+                    } else {
+                        Role::BindingPass
+                    }),
+                ),
+            ]),
+        ]
+    }
+}
+
+/// Why the ceiling is below PASS when the bindings alone do not say, in
+/// the engine's own words: the Gatekeeper's claim-level errors and the
+/// failed rules no binding shows, or the planned tools that failed on
+/// every call. Empty when the ceiling is PASS or unknown.
+pub fn ceiling_reasons(view: &RunView) -> Vec<String> {
+    use crate::vocab::contracts::Verdict;
+    let below = matches!(
+        view.verdict.ceiling,
+        Some(Verdict::LowConfid | Verdict::Reject)
+    );
+    let Some(g) = view.gatekeeper.as_ref().filter(|_| below) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = g.errors.iter().map(|e| sanitize_line(e)).collect();
+    for rule in &g.failed_rules {
+        // A rule a binding failed is shown with that binding already.
+        let of_binding = g
+            .checked_bindings
+            .iter()
+            .any(|b| b.failed_rule.as_deref() == Some(rule.as_str()));
+        let rule = sanitize_line(rule);
+        if !of_binding && !out.iter().any(|o| o.contains(&rule)) {
+            out.push(format!("failed rule {rule}"));
         }
     }
+    if out.is_empty() {
+        // The Gatekeeper passed: the cap came from tools that could not
+        // be read at all.
+        let mut failed: Vec<String> = Vec::new();
+        for inv in view.invocations.iter().filter(|i| i.failure().is_some()) {
+            let name = sanitize_line(&inv.tool_name);
+            let all_failed = view
+                .invocations
+                .iter()
+                .filter(|i| i.tool_name == inv.tool_name)
+                .all(|i| i.failure().is_some());
+            if all_failed && !failed.contains(&name) {
+                failed.push(name);
+            }
+        }
+        if !failed.is_empty() {
+            out.push(format!("every call failed: {}", failed.join(", ")));
+        }
+    }
+    out
 }
 
 impl Widget for VerdictPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let block = pane_block(" Verdict ", self.focused, self.theme);
-        Paragraph::new(self.lines()).block(block).render(area, buf);
+        let inner_w = area.width.saturating_sub(2).max(1);
+        let lines = self.lines();
+        let max = wrapped_height(&lines, inner_w).saturating_sub(area.height.saturating_sub(2));
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((self.scroll.min(max), 0))
+            .render(area, buf);
     }
+}
+
+/// Rows `lines` take wrapped at `width` (an estimate by width, which is
+/// what the scroll clamp needs).
+pub fn wrapped_height(lines: &[Line], width: u16) -> u16 {
+    let width = width.max(1);
+    lines
+        .iter()
+        .map(|l| (l.width() as u16).div_ceil(width).max(1))
+        .fold(0u16, u16::saturating_add)
 }
 
 pub struct AnswerPane<'a> {
@@ -176,13 +273,27 @@ impl AnswerPane<'_> {
                         t.style(Role::Text),
                     ));
                 }
-                // A replay shows exactly what the live run showed here.
-                let status = if v.is_running() {
-                    "running…"
-                } else {
-                    "no answer yet"
-                };
-                lines.push(Line::styled(status, t.style(Role::Muted)));
+                // A replay shows exactly what the live run showed here;
+                // a live run shows its spinner and the node's own clock.
+                match s.node_elapsed() {
+                    Some((node, ms)) => {
+                        lines.push(Line::from(vec![
+                            Span::styled("▶ ", t.style(Role::NodeCurrent)),
+                            Span::styled(
+                                format!("running {node} · {}", super::tables::fmt_ms(ms)),
+                                t.style(Role::Text),
+                            ),
+                        ]));
+                    }
+                    None => {
+                        let status = if v.is_running() {
+                            "running…"
+                        } else {
+                            "no answer yet"
+                        };
+                        lines.push(Line::styled(status, t.style(Role::Muted)));
+                    }
+                }
                 pack_warnings(&mut lines, v, t);
             }
         }
@@ -229,12 +340,8 @@ impl Widget for AnswerPane<'_> {
         let inner_w = area.width.saturating_sub(2).max(1);
         let text = self.text();
         // Clamp the scroll to the wrapped height so G lands on the end.
-        let wrapped: usize = text
-            .lines
-            .iter()
-            .map(|l| (l.width() as u16).div_ceil(inner_w).max(1) as usize)
-            .sum();
-        let max = (wrapped as u16).saturating_sub(area.height.saturating_sub(2));
+        let max =
+            wrapped_height(&text.lines, inner_w).saturating_sub(area.height.saturating_sub(2));
         Paragraph::new(text)
             .block(block)
             .wrap(Wrap { trim: false })

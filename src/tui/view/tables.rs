@@ -1,17 +1,22 @@
 //! The four table panes: runs, transitions, tool invocations and
 //! Gatekeeper checked bindings. Only the rows that fit are built, so a run
 //! with hundreds of invocations renders as fast as a short one. Every
-//! untrusted cell is sanitised. Identifiers in fixed-width columns (ids,
-//! tool and rule names, raw paths, statuses) are cut in the middle so both
-//! ends stay readable; free text is clipped by its column.
+//! untrusted cell is sanitised.
+//!
+//! Columns follow their content (`super::columns`): ids, tool and rule
+//! names, raw paths, statuses and reason codes get the width of their
+//! widest value, and free text (questions, queries, claims, excerpts)
+//! takes the rest. Only when a table is too narrow for its identifiers
+//! are they cut, in the middle, so both ends stay readable.
 
+use super::columns::{self, Col};
 use super::{pane_block, verdict_span};
 use crate::text::{sanitize_line, truncate_middle, truncate_width};
 use crate::tui::state::{AppState, Pane};
 use crate::tui::theme::Role;
 use crate::vocab::contracts::BindingStatus;
-use crate::vocab::run::RunStatus;
-use crate::vocab::tool::EvidenceStatus;
+use crate::vocab::run::{RunStatus, RunSummary};
+use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -27,18 +32,33 @@ pub fn window(selected: usize, len: usize, height: usize) -> (usize, usize) {
     (start, (start + height).min(len))
 }
 
+/// Space between columns.
+const SPACING: u16 = 1;
+
 /// Untrusted text as a one-line cell, cut to a sane length (the column
 /// clips it further).
 fn cell_text(s: &str) -> String {
     truncate_width(&sanitize_line(s), 400)
 }
 
-/// An untrusted identifier in a column `width` wide.
+/// An untrusted identifier in a column `width` wide: whole when it fits,
+/// else both ends kept.
 fn id_cell(s: &str, width: u16) -> String {
     truncate_middle(&sanitize_line(s), width.into())
 }
 
-fn tab_title(state: &AppState, pane: Pane, tabbed: bool) -> Line<'static> {
+/// The four tables in tab order.
+pub const TABS: [Pane; 4] = [Pane::Runs, Pane::Transitions, Pane::Tools, Pane::Bindings];
+
+fn short_title(p: Pane) -> &'static str {
+    match p {
+        Pane::Tools => "Tools",
+        Pane::Bindings => "Bindings",
+        other => other.title(),
+    }
+}
+
+fn tab_title(state: &AppState, pane: Pane, tabbed: bool, width: u16) -> Line<'static> {
     let t = &state.theme;
     let count = |p: Pane| match p {
         Pane::Runs => state.filtered_runs().len(),
@@ -51,35 +71,52 @@ fn tab_title(state: &AppState, pane: Pane, tabbed: bool) -> Line<'static> {
             .map_or(0, |g| g.checked_bindings.len()),
         _ => 0,
     };
-    let label = |p: Pane| {
-        let mut s = format!(" {} ({})", p.title(), count(p));
+    let label = |p: Pane, short: bool| {
+        let title = if short { short_title(p) } else { p.title() };
+        let mut s = format!("{title} ({})", count(p));
         if p == Pane::Bindings && state.view().failed_bindings() > 0 {
             s.push_str(&format!(" ✗{}", state.view().failed_bindings()));
         }
         if p == Pane::Runs && !state.filter.is_empty() {
             s.push_str(&format!(" /{}", sanitize_line(&state.filter)));
         }
-        s.push(' ');
         s
     };
     if !tabbed {
-        return Line::from(label(pane));
+        return Line::from(format!(" {} ", label(pane, false)));
     }
-    let mut spans = Vec::new();
-    for p in [Pane::Runs, Pane::Transitions, Pane::Tools, Pane::Bindings] {
-        let style = if p == pane {
-            t.style(Role::Title)
+    // The active tab is bracketed and drawn in the selection style, so it
+    // reads as active without colour too.
+    let full: usize = TABS
+        .iter()
+        .map(|p| crate::text::display_width(&label(*p, false)) + 3)
+        .sum();
+    let short = full + 2 > usize::from(width.saturating_sub(2));
+    let mut spans = vec![Span::raw(" ")];
+    for p in TABS {
+        if p == pane {
+            spans.push(Span::styled(
+                format!("[{}]", label(p, short)),
+                t.style(Role::Selected),
+            ));
         } else {
-            t.style(Role::Muted)
-        };
-        spans.push(Span::styled(label(p), style));
+            spans.push(Span::styled(
+                format!(" {} ", label(p, short)),
+                t.style(Role::Muted),
+            ));
+        }
+        spans.push(Span::raw(" "));
     }
     Line::from(spans)
 }
 
 pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf: &mut Buffer) {
     let t = &state.theme;
-    let block = pane_block(tab_title(state, pane, tabbed), state.focus == pane, t);
+    let block = pane_block(
+        tab_title(state, pane, tabbed, area.width),
+        state.focus == pane,
+        t,
+    );
     let inner = block.inner(area);
     block.render(area, buf);
     if state.filter_editing && pane == Pane::Runs && inner.height > 0 {
@@ -102,20 +139,22 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
     };
     let rows_h = (inner.height as usize).saturating_sub(1);
     let focused = state.focus == pane;
-    let (header, widths, rows, selected) = match pane {
-        Pane::Runs => runs(state, rows_h),
-        Pane::Transitions => transitions(state, rows_h),
-        Pane::Tools => tools(state, rows_h),
+    let parts = match pane {
+        Pane::Runs => runs(state, rows_h, inner.width),
+        Pane::Transitions => transitions(state, rows_h, inner.width),
+        Pane::Tools => tools(state, rows_h, inner.width),
         _ => bindings(state, rows_h, inner.width),
     };
-    if rows.is_empty() {
+    if parts.rows.is_empty() {
         let msg = match pane {
             Pane::Runs => state
                 .runs_error
                 .as_ref()
                 .map(|e| format!("runs unavailable: {}", sanitize_line(e)))
                 .unwrap_or_else(|| "no runs yet".into()),
-            _ => "nothing yet".into(),
+            Pane::Transitions => "no transitions yet".into(),
+            Pane::Tools => "no tool invocations yet".into(),
+            _ => "no bindings checked yet".into(),
         };
         if inner.height > 0 {
             Paragraph::new(Span::styled(msg, t.style(Role::Muted)))
@@ -123,83 +162,167 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
         }
         return;
     }
-    let rows: Vec<Row> = rows
+    let rows: Vec<Row> = parts
+        .rows
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
-            if focused && Some(i) == selected {
+            if focused && Some(i) == parts.selected {
                 r.style(t.style(Role::Selected))
             } else {
                 r
             }
         })
         .collect();
+    let widths: Vec<Constraint> = parts
+        .widths
+        .iter()
+        .map(|w| Constraint::Length(*w))
+        .collect();
     Table::new(rows, widths)
-        .header(Row::new(header.iter().copied().map(Cell::from)).style(t.style(Role::Title)))
-        .column_spacing(1)
+        .header(Row::new(parts.header.iter().copied().map(Cell::from)).style(t.style(Role::Title)))
+        .column_spacing(SPACING)
         .style(t.style(Role::Text))
         .render(inner, buf);
 }
 
-type TableParts = (
-    Vec<&'static str>,
-    Vec<Constraint>,
-    Vec<Row<'static>>,
-    Option<usize>,
-);
+struct TableParts {
+    header: Vec<&'static str>,
+    widths: Vec<u16>,
+    rows: Vec<Row<'static>>,
+    /// Index of the selected row among `rows`.
+    selected: Option<usize>,
+}
 
-/// Wide enough for every run status and DEGRADED: statuses are never cut.
-const STATUS_W: u16 = 9;
-const SESSION_W: u16 = 6;
+/// A run's status as listed: a fallback answer reads DEGRADED.
+pub fn run_status(r: &RunSummary) -> (&'static str, Role) {
+    match (r.status, r.degraded) {
+        (RunStatus::Success, true) => ("DEGRADED", Role::Degraded),
+        (RunStatus::Failed | RunStatus::Cancelled, _) => (r.status.as_str(), Role::Error),
+        (s, _) => (s.as_str(), Role::Text),
+    }
+}
 
-fn runs(state: &AppState, h: usize) -> TableParts {
+/// `2026-07-08T23:05:28.123Z` as `07-08 23:05`; anything else as given.
+fn short_time(created_at: &str) -> String {
+    match (created_at.get(5..10), created_at.get(11..16)) {
+        (Some(day), Some(hm)) if created_at.as_bytes().get(10) == Some(&b'T') => {
+            format!("{day} {hm}")
+        }
+        _ => sanitize_line(created_at),
+    }
+}
+
+/// Milliseconds as `850ms`, `12.3s` or `4m05s`.
+pub fn fmt_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
+    }
+}
+
+fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
     let t = &state.theme;
     let list = state.filtered_runs();
+    // Only the rows shown are formatted: the list can hold 10,000 runs.
+    // Times and durations have bounded widths; sessions are measured on
+    // the rows shown.
     let (start, end) = window(state.sel.runs, list.len(), h);
-    let rows = list[start..end]
+    let shown = list.get(start..end).unwrap_or_default();
+    let times: Vec<String> = shown.iter().map(|r| short_time(&r.created_at)).collect();
+    let widths = columns::fit(
+        width,
+        SPACING,
+        &[
+            Col::fit(
+                "run",
+                columns::widest_number(list.iter().map(|r| r.run_id)),
+                3,
+            ),
+            Col::fit("time", columns::widest(times.iter().map(String::as_str)), 5),
+            // Every status whole: DEGRADED and CANCELLED included.
+            Col::fit("status", 9, 9),
+            Col::fit("verdict", 11, 6),
+            // `850ms`, `12.3s`, `4m05s`: at most six columns.
+            Col::fit("took", 6, 4),
+            Col::fit(
+                "session",
+                columns::widest(shown.iter().map(|r| r.session_id.as_str())),
+                6,
+            ),
+            Col::fill(12, 1),
+        ],
+    );
+    let rows = shown
         .iter()
-        .map(|r| {
-            let verdict = r.effective_verdict;
-            let mut vcell = verdict_span(verdict, t);
+        .zip(&times)
+        .map(|(r, time)| {
+            let mut vcell = verdict_span(r.effective_verdict, t);
             if r.degraded {
                 vcell = Span::styled(format!("{}*", vcell.content), t.style(Role::Degraded));
             }
-            let (status, role) = match (r.status, r.degraded) {
-                (RunStatus::Success, true) => ("DEGRADED", Role::Degraded),
-                (RunStatus::Failed | RunStatus::Cancelled, _) => (r.status.as_str(), Role::Error),
-                (s, _) => (s.as_str(), Role::Text),
-            };
+            let (status, role) = run_status(r);
             Row::new(vec![
                 Cell::from(r.run_id.to_string()),
-                Cell::from(Span::styled(id_cell(status, STATUS_W), t.style(role))),
+                Cell::from(time.clone()),
+                Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
                 Cell::from(vcell),
-                Cell::from(id_cell(&r.session_id, SESSION_W)),
+                Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
+                Cell::from(id_cell(&r.session_id, widths[5])),
                 Cell::from(cell_text(&r.question)),
             ])
         })
         .collect();
-    (
-        vec!["run", "status", "verdict", "session", "question"],
-        vec![
-            Constraint::Length(5),
-            Constraint::Length(STATUS_W),
-            Constraint::Length(11),
-            Constraint::Length(SESSION_W),
-            Constraint::Fill(1),
+    TableParts {
+        header: vec![
+            "run", "time", "status", "verdict", "took", "session", "question",
         ],
+        widths,
         rows,
-        Some(state.sel.runs.min(list.len().saturating_sub(1)) - start),
-    )
+        selected: Some(state.sel.runs.min(list.len().saturating_sub(1)) - start),
+    }
 }
 
-/// RETRYABLE_FAILED whole; the longer NON_RETRYABLE_FAILED keeps both ends.
-const OUTCOME_W: u16 = 16;
-
-fn transitions(state: &AppState, h: usize) -> TableParts {
+fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
     let t = &state.theme;
     let list = &state.view().transitions;
-    let (start, end) = window(state.sel.transitions, list.len(), h);
-    let rows = list[start..end]
+    let live_node = state.node_elapsed().map(|(n, _)| n.as_str());
+    let node_w = columns::widest(
+        list.iter()
+            .flat_map(|r| [r.from.as_str(), r.to.as_str()])
+            .chain(live_node),
+    );
+    let took: Vec<String> = list.iter().map(|r| fmt_ms(r.duration_ms)).collect();
+    let widths = columns::fit(
+        width,
+        SPACING,
+        &[
+            Col::fit("#", (list.len() + 1).to_string().len(), 1),
+            Col::fit("from", node_w, 8),
+            Col::fit("to", node_w, 8),
+            Col::fit(
+                "reason_code",
+                columns::widest(list.iter().map(|r| r.reason_code.as_str())).max(7),
+                12,
+            ),
+            Col::fit("att", 1, 3),
+            Col::fit(
+                "outcome",
+                columns::widest(list.iter().map(|r| r.outcome.as_str())),
+                9,
+            ),
+            Col::fit("took", columns::widest(took.iter().map(String::as_str)), 4),
+            Col::fill(6, 1),
+        ],
+    );
+    // The node running now gets a row of its own, with its clock.
+    let live = state.node_elapsed();
+    let len = list.len() + usize::from(live.is_some());
+    let (start, end) = window(state.sel.transitions, len, h);
+    let mut rows: Vec<Row<'static>> = list[start..end.min(list.len())]
         .iter()
         .enumerate()
         .map(|(i, tr)| {
@@ -207,30 +330,49 @@ fn transitions(state: &AppState, h: usize) -> TableParts {
                 || tr.outcome.is_technical_failure();
             Row::new(vec![
                 Cell::from((start + i + 1).to_string()),
-                Cell::from(tr.from.as_str()),
-                Cell::from(tr.to.as_str()),
+                Cell::from(id_cell(tr.from.as_str(), widths[1])),
+                Cell::from(id_cell(tr.to.as_str(), widths[2])),
                 Cell::from(Span::styled(
-                    cell_text(tr.reason_code.as_str()),
+                    id_cell(tr.reason_code.as_str(), widths[3]),
                     t.style(if failed { Role::Error } else { Role::EdgeTaken }),
                 )),
                 Cell::from(tr.attempt.to_string()),
-                Cell::from(id_cell(tr.outcome.as_str(), OUTCOME_W)),
+                Cell::from(id_cell(tr.outcome.as_str(), widths[5])),
+                Cell::from(took.get(start + i).cloned().unwrap_or_default()),
+                Cell::from(Span::styled(cell_text(&tr.detail), t.style(Role::Muted))),
             ])
         })
         .collect();
-    (
-        vec!["#", "from", "to", "reason_code", "att", "outcome"],
-        vec![
-            Constraint::Length(3),
-            Constraint::Length(14),
-            Constraint::Length(14),
-            Constraint::Min(16),
-            Constraint::Length(3),
-            Constraint::Length(OUTCOME_W),
+    if let Some((node, ms)) = live.filter(|_| end > list.len()) {
+        rows.push(
+            Row::new(vec![
+                Cell::from("▶"),
+                Cell::from(id_cell(node.as_str(), widths[1])),
+                Cell::from("…"),
+                Cell::from("running"),
+                Cell::from(state.view().visited(node).to_string()),
+                Cell::from(""),
+                Cell::from(fmt_ms(ms)),
+                Cell::from(""),
+            ])
+            .style(t.style(Role::NodeCurrent)),
+        );
+    }
+    TableParts {
+        header: vec![
+            "#",
+            "from",
+            "to",
+            "reason_code",
+            "att",
+            "outcome",
+            "took",
+            "detail",
         ],
+        widths,
         rows,
-        Some(state.sel.transitions.min(list.len().saturating_sub(1)) - start),
-    )
+        selected: Some(state.sel.transitions.min(len.saturating_sub(1)) - start),
+    }
 }
 
 pub fn evidence_role(s: EvidenceStatus) -> Role {
@@ -242,47 +384,80 @@ pub fn evidence_role(s: EvidenceStatus) -> Role {
     }
 }
 
-const TOOL_W: u16 = 16;
-const EVIDENCE_W: u16 = 12;
+/// An invocation's evidence status as listed.
+fn evidence_label(inv: &ToolInvocation) -> String {
+    let rd = &inv.retrieval_details;
+    let mut status = rd.evidence_status.as_str().to_string();
+    if rd.blocked {
+        status.push_str(" (blocked)");
+    }
+    status
+}
 
-fn tools(state: &AppState, h: usize) -> TableParts {
+fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
     let t = &state.theme;
     let list = &state.view().invocations;
+    let widths = columns::fit(
+        width,
+        SPACING,
+        &[
+            Col::fit("id", columns::widest_number(list.iter().map(|i| i.id)), 4),
+            Col::fit(
+                "tool",
+                columns::widest(list.iter().map(|i| i.tool_name.as_str())),
+                10,
+            ),
+            Col::fill(12, 1),
+            Col::fit(
+                "evidence",
+                list.iter()
+                    .map(|i| crate::text::display_width(&evidence_label(i)))
+                    .max()
+                    .unwrap_or(0),
+                9,
+            ),
+            Col::fit(
+                "refs",
+                columns::widest_number(
+                    list.iter()
+                        .map(|i| i.retrieval_details.evidence_refs.len() as i64),
+                ),
+                4,
+            ),
+            Col::fit(
+                "took",
+                list.iter()
+                    .map(|i| fmt_ms(i.duration_ms).len())
+                    .max()
+                    .unwrap_or(0),
+                4,
+            ),
+        ],
+    );
     let (start, end) = window(state.sel.tools, list.len(), h);
     let rows = list[start..end]
         .iter()
         .map(|inv| {
             let rd = &inv.retrieval_details;
-            let mut status = rd.evidence_status.as_str().to_string();
-            if rd.blocked {
-                status.push_str(" (blocked)");
-            }
             Row::new(vec![
-                Cell::from(inv.id.to_string()),
-                Cell::from(id_cell(&inv.tool_name, TOOL_W)),
+                Cell::from(id_cell(&inv.id.to_string(), widths[0])),
+                Cell::from(id_cell(&inv.tool_name, widths[1])),
                 Cell::from(cell_text(&inv.query_summary())),
                 Cell::from(Span::styled(
-                    id_cell(&status, EVIDENCE_W),
+                    id_cell(&evidence_label(inv), widths[3]),
                     t.style(evidence_role(rd.evidence_status)),
                 )),
                 Cell::from(rd.evidence_refs.len().to_string()),
-                Cell::from(format!("{}ms", inv.duration_ms)),
+                Cell::from(fmt_ms(inv.duration_ms)),
             ])
         })
         .collect();
-    (
-        vec!["id", "tool", "query", "evidence", "refs", "time"],
-        vec![
-            Constraint::Length(5),
-            Constraint::Length(TOOL_W),
-            Constraint::Min(12),
-            Constraint::Length(EVIDENCE_W),
-            Constraint::Length(4),
-            Constraint::Length(7),
-        ],
+    TableParts {
+        header: vec!["id", "tool", "query", "evidence", "refs", "took"],
+        widths,
         rows,
-        Some(state.sel.tools.min(list.len().saturating_sub(1)) - start),
-    )
+        selected: Some(state.sel.tools.min(list.len().saturating_sub(1)) - start),
+    }
 }
 
 fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
@@ -293,15 +468,36 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
         .gatekeeper
         .as_ref()
         .map_or(&empty, |g| &g.checked_bindings);
+    let widths = columns::fit(
+        width,
+        SPACING,
+        &[
+            Col::fill(12, 2),
+            Col::fit(
+                "tool",
+                columns::widest(list.iter().map(|b| b.tool_name.as_str())),
+                10,
+            ),
+            Col::fit(
+                "inv",
+                columns::widest_number(list.iter().filter_map(|b| b.source_invocation_id)),
+                4,
+            ),
+            Col::fit(
+                "raw_path",
+                columns::widest(list.iter().map(|b| b.raw_path.as_deref().unwrap_or("—"))),
+                10,
+            ),
+            Col::fit("check", 4, 5),
+            Col::fit(
+                "failed rule",
+                columns::widest(list.iter().filter_map(|b| b.failed_rule.as_deref())),
+                12,
+            ),
+            Col::fill(10, 3),
+        ],
+    );
     let (start, end) = window(state.sel.bindings, list.len(), h);
-    // Narrow screens give the fixed columns less so the claim and the
-    // matched text keep readable widths.
-    let narrow = width < 120;
-    let (tool_w, inv_w, path_w, rule_w) = if narrow {
-        (12, 4, 11, 16)
-    } else {
-        (14, 5, 18, 18)
-    };
     let rows = list[start..end]
         .iter()
         .map(|b| {
@@ -318,15 +514,16 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             };
             let row = Row::new(vec![
                 Cell::from(cell_text(&claim)),
-                Cell::from(id_cell(&b.tool_name, tool_w)),
-                Cell::from(
-                    b.source_invocation_id
+                Cell::from(id_cell(&b.tool_name, widths[1])),
+                Cell::from(id_cell(
+                    &b.source_invocation_id
                         .map(|i| i.to_string())
                         .unwrap_or_else(|| "—".into()),
-                ),
-                Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), path_w)),
+                    widths[2],
+                )),
+                Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), widths[3])),
                 Cell::from(if pass { "PASS" } else { "FAIL" }),
-                Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), rule_w)),
+                Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), widths[5])),
                 Cell::from(cell_text(matched)),
             ]);
             if pass {
@@ -336,8 +533,8 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             }
         })
         .collect();
-    (
-        vec![
+    TableParts {
+        header: vec![
             "claim",
             "tool",
             "inv",
@@ -346,16 +543,8 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             "failed rule",
             "matched / excerpt",
         ],
-        vec![
-            Constraint::Fill(if narrow { 1 } else { 2 }),
-            Constraint::Length(tool_w),
-            Constraint::Length(inv_w),
-            Constraint::Length(path_w),
-            Constraint::Length(5),
-            Constraint::Length(rule_w),
-            Constraint::Fill(if narrow { 1 } else { 3 }),
-        ],
+        widths,
         rows,
-        Some(state.sel.bindings.min(list.len().saturating_sub(1)) - start),
-    )
+        selected: Some(state.sel.bindings.min(list.len().saturating_sub(1)) - start),
+    }
 }

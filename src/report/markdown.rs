@@ -1,0 +1,206 @@
+//! `diagraph export RUN --format markdown`: a run as an incident note:
+//! the question, the answer, the verdicts, the route and a citations
+//! table (claim, tool, invocation id, raw_path, excerpt, pass/fail).
+
+use crate::text::{sanitize_line, sanitize_multiline, truncate_width};
+use crate::vocab::contracts::{BindingStatus, Verdict};
+use crate::vocab::run::RunStatus;
+use crate::vocab::run_trace::RunTrace;
+use std::fmt::Write;
+
+/// Longest excerpt in the citations table, in columns.
+const EXCERPT_W: usize = 160;
+
+/// Untrusted text inline: one line, with what Markdown would read as
+/// structure (emphasis, links, images, HTML, table pipes) escaped.
+pub fn inline(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in sanitize_line(s).chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '|' | '#' | '~'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An identifier as inline code; backticks inside cannot close it.
+fn code(s: &str) -> String {
+    let s = sanitize_line(s).replace('`', "'");
+    format!("`{s}`")
+}
+
+fn verdict(v: Option<Verdict>) -> &'static str {
+    v.map_or("—", |v| v.as_str())
+}
+
+pub fn render(trace: &RunTrace) -> String {
+    let r = &trace.run;
+    let mut md = String::new();
+    let _ = writeln!(md, "# diagraph run {}\n", r.run_id);
+    let _ = writeln!(md, "**Question:** {}\n", inline(&r.query));
+    let status = match (r.status, r.degraded) {
+        (RunStatus::Success, true) => "SUCCESS, degraded (a fallback answer)".to_string(),
+        (s, _) => s.as_str().to_string(),
+    };
+    let _ = writeln!(
+        md,
+        "Status: {status} · session {} · model {} · {} · {} tokens · {}\n",
+        code(&r.session_id),
+        inline(&r.model),
+        r.total_duration_ms
+            .map_or_else(|| "—".into(), |ms| format!("{ms} ms")),
+        r.total_token_count,
+        inline(&r.created_at),
+    );
+    if let Some(f) = &r.failure {
+        let _ = writeln!(md, "Failure: {} — {}\n", f.class, inline(&f.message));
+    }
+
+    let _ = writeln!(md, "## Answer\n");
+    let answer = sanitize_multiline(&r.answer);
+    if answer.trim().is_empty() {
+        let _ = writeln!(md, "_(no answer)_\n");
+    } else {
+        for line in answer.lines() {
+            let _ = writeln!(md, "> {}", inline(line));
+        }
+        md.push('\n');
+    }
+
+    let v = r.verdicts.unwrap_or_default();
+    let _ = writeln!(md, "## Verdicts\n");
+    let _ = writeln!(
+        md,
+        "| model verdict | ceiling | effective verdict | groundedness | evidence retries |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {} |\n",
+        verdict(v.model_verdict),
+        verdict(v.ceiling),
+        verdict(v.effective_verdict.or(r.effective_verdict)),
+        v.groundedness_score
+            .map_or_else(|| "—".into(), |g| format!("{g:.2}")),
+        v.evidence_retry_count,
+    );
+    if let Some(g) = &r.gatekeeper_result {
+        let _ = writeln!(
+            md,
+            "Gatekeeper: {}/{} · {}/{} bindings pass",
+            inline(&g.status),
+            inline(&g.severity),
+            g.verified_binding_count(),
+            g.checked_bindings.len()
+        );
+        for e in &g.errors {
+            let _ = writeln!(md, "- claim error: {}", inline(e));
+        }
+        for rule in &g.failed_rules {
+            let _ = writeln!(md, "- failed rule: {}", code(rule));
+        }
+        md.push('\n');
+    }
+
+    let _ = writeln!(md, "## Route\n");
+    let path = super::path(trace);
+    if path.is_empty() {
+        let _ = writeln!(md, "_(the stored orchestration trace does not parse)_\n");
+    } else {
+        let nodes = super::route(trace)
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(" → ");
+        let _ = writeln!(md, "{nodes}\n");
+        for (i, (from, to, reason)) in path.iter().enumerate() {
+            let _ = writeln!(md, "{}. {from} → {to} ({})", i + 1, code(reason.as_str()));
+        }
+        md.push('\n');
+    }
+
+    let _ = writeln!(md, "## Citations\n");
+    let bindings = r
+        .gatekeeper_result
+        .as_ref()
+        .map(|g| g.checked_bindings.as_slice())
+        .unwrap_or_default();
+    if bindings.is_empty() {
+        let _ = writeln!(md, "_(no evidence bindings were checked)_\n");
+    } else {
+        let _ = writeln!(
+            md,
+            "| claim | tool | invocation | raw_path | excerpt | check |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|");
+        for b in bindings {
+            let pass = b.status == BindingStatus::Pass;
+            let claim = if b.claim_text.is_empty() {
+                b.claim_id.clone()
+            } else {
+                format!("{}: {}", b.claim_id, b.claim_text)
+            };
+            let excerpt = if pass {
+                &b.matched_text
+            } else {
+                &b.evidence_excerpt
+            };
+            let check = match (&b.failed_rule, pass) {
+                (_, true) => "PASS".to_string(),
+                (Some(rule), false) => format!("FAIL {}", code(rule)),
+                (None, false) => "FAIL".to_string(),
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {check} |",
+                inline(&claim),
+                code(&b.tool_name),
+                b.source_invocation_id
+                    .map_or_else(|| "—".into(), |i| i.to_string()),
+                b.raw_path.as_deref().map_or_else(|| "—".into(), code),
+                inline(&truncate_width(&sanitize_line(excerpt), EXCERPT_W)),
+            );
+        }
+        md.push('\n');
+    }
+
+    if !r.failed_sources.is_empty() {
+        let _ = writeln!(md, "## Could not be checked\n");
+        for f in &r.failed_sources {
+            let _ = writeln!(
+                md,
+                "- {} invocation {} ({}): {}",
+                code(&f.tool),
+                f.invocation_id,
+                f.class,
+                inline(&f.message)
+            );
+        }
+        md.push('\n');
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_escapes_structure_and_controls() {
+        let s = inline("a|b ![x](http://e) <img> *bold*\u{1b}[2J");
+        assert!(!s.contains('\u{1b}'));
+        assert!(s.contains("a\\|b"));
+        assert!(s.contains("\\!\\[x\\]"));
+        assert!(s.contains("\\<img\\>"));
+        assert!(s.contains("\\*bold\\*"));
+    }
+
+    #[test]
+    fn code_cannot_be_closed_early() {
+        assert_eq!(code("$.a`b"), "`$.a'b`");
+    }
+}
