@@ -86,6 +86,76 @@ impl MaxTokensField {
     }
 }
 
+/// What serves `query_logs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogsBackend {
+    /// The pack's `logs.jsonl`.
+    #[default]
+    Pack,
+    /// Local log files (`[logs.files]`, `DIAGRAPH_LOG_FILES`).
+    Files,
+}
+
+impl LogsBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogsBackend::Pack => "pack",
+            LogsBackend::Files => "files",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogsConfig {
+    pub backend: LogsBackend,
+    /// Per query (files: reading and scanning them).
+    pub timeout_secs: u64,
+    pub files: LogFilesConfig,
+}
+
+impl Default for LogsConfig {
+    fn default() -> Self {
+        LogsConfig {
+            backend: LogsBackend::Pack,
+            timeout_secs: 30,
+            files: LogFilesConfig::default(),
+        }
+    }
+}
+
+/// Local log files: `paths` is one glob or several joined by `:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogFilesConfig {
+    pub paths: Option<String>,
+    /// `auto` (recognised per file), `json` (JSON lines and `journalctl -o
+    /// json`), or a shipped plain-text layout (`syslog`, `nginx-access`,
+    /// `nginx-error`, `apache-error`, ...).
+    pub format: String,
+    /// A regex with named groups `ts` and `message` (optional `service`,
+    /// `level`, `status`; others are kept); overrides `format`.
+    pub pattern: Option<String>,
+    /// chrono `strftime` layout of the `ts` group; default: the common ones.
+    pub ts_format: Option<String>,
+    /// Service of records that name none; default: the file's name up to
+    /// its first dot.
+    pub service: Option<String>,
+}
+
+impl Default for LogFilesConfig {
+    fn default() -> Self {
+        LogFilesConfig {
+            paths: None,
+            format: "auto".into(),
+            pattern: None,
+            ts_format: None,
+            service: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
@@ -225,6 +295,7 @@ pub struct Config {
     pub model: ModelConfig,
     pub metrics: MetricsConfig,
     pub run: RunConfig,
+    pub logs: LogsConfig,
     pub database_url: Option<String>,
     pub pack: Option<PathBuf>,
     pub prompts_dir: Option<PathBuf>,
@@ -244,6 +315,7 @@ impl Default for Config {
             model: ModelConfig::default(),
             metrics: MetricsConfig::default(),
             run: RunConfig::default(),
+            logs: LogsConfig::default(),
             database_url: None,
             pack: None,
             prompts_dir: None,
@@ -290,6 +362,7 @@ struct FileConfig {
     model: Option<ModelConfig>,
     metrics: Option<MetricsConfig>,
     run: Option<RunConfig>,
+    logs: Option<LogsConfig>,
     database_url: Option<String>,
     pack: Option<PathBuf>,
     prompts_dir: Option<PathBuf>,
@@ -342,6 +415,9 @@ impl Config {
         if let Some(r) = file.run {
             self.run = r;
         }
+        if let Some(l) = file.logs {
+            self.logs = l;
+        }
         if file.database_url.is_some() {
             self.database_url = file.database_url;
         }
@@ -387,6 +463,10 @@ impl Config {
         if let Some(v) = env("DIAGRAPH_PROMETHEUS_URL") {
             self.metrics.backend = MetricsBackend::Prometheus;
             self.metrics.prometheus_url = Some(v);
+        }
+        if let Some(v) = env("DIAGRAPH_LOG_FILES") {
+            self.logs.backend = LogsBackend::Files;
+            self.logs.files.paths = Some(v);
         }
         // diagraph's own name wins over the standard OpenTelemetry one.
         if let Some(v) =
@@ -455,6 +535,22 @@ impl Config {
         }
         if self.metrics.timeout_secs == 0 {
             return Err(bad("metrics.timeout_secs", "must be at least 1".into()));
+        }
+        if self.logs.timeout_secs == 0 {
+            return Err(bad("logs.timeout_secs", "must be at least 1".into()));
+        }
+        if self.logs.backend == LogsBackend::Files
+            && self
+                .logs
+                .files
+                .paths
+                .as_deref()
+                .is_none_or(|p| p.trim().is_empty())
+        {
+            return Err(bad(
+                "logs.files.paths",
+                "the files log backend needs paths (set DIAGRAPH_LOG_FILES)".into(),
+            ));
         }
         if self.metrics.backend == MetricsBackend::Prometheus
             && self
@@ -629,6 +725,18 @@ fn render(c: &Config, key_source: Option<String>) -> String {
     out.push_str(&format!("promql_template = {}\n", q(&x.promql_template)));
     out.push_str(&format!("service_label = {}\n", q(&x.service_label)));
     out.push_str(&format!("timeout_secs = {}\n", x.timeout_secs));
+
+    let l = &c.logs;
+    out.push_str("\n[logs]\n");
+    out.push_str(&format!("backend = {}\n", q(l.backend.as_str())));
+    out.push_str(&format!("timeout_secs = {}\n", l.timeout_secs));
+    let f = &l.files;
+    out.push_str("\n[logs.files]\n");
+    out.push_str(&opt("paths", f.paths.clone()));
+    out.push_str(&format!("format = {}\n", q(&f.format)));
+    out.push_str(&opt("pattern", f.pattern.clone()));
+    out.push_str(&opt("ts_format", f.ts_format.clone()));
+    out.push_str(&opt("service", f.service.clone()));
 
     if !c.keys.is_empty() {
         out.push_str("\n[keys]\n");

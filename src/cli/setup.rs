@@ -4,7 +4,7 @@
 
 use super::shipped::{shipped_pack_dir, shipped_scenarios_dir};
 use super::{Cli, CliError, ModelChoice};
-use crate::config::{Config, ConfigFlags, MetricsBackend, Provider};
+use crate::config::{Config, ConfigFlags, LogsBackend, MetricsBackend, Provider};
 use crate::engine::nodes::gatekeeper::GatekeeperRules;
 use crate::engine::prompts::Prompts;
 use crate::engine::{Engine, EngineConfig};
@@ -91,7 +91,8 @@ const EXPORT_DEADLINE: Duration = Duration::from_secs(5);
 impl Setup {
     pub async fn build(config: &Config, output: Output) -> Result<Setup, CliError> {
         let store = Arc::new(open_store(config).await?);
-        let live = config.metrics.backend == MetricsBackend::Prometheus;
+        let live_metrics = config.metrics.backend == MetricsBackend::Prometheus;
+        let live = live_metrics || config.logs.backend != LogsBackend::Pack;
         // The shipped pack is a demo: with a live backend and no pack
         // named, the other tools have no source rather than a fictional one.
         let pack_dir = match (&config.pack, live) {
@@ -127,7 +128,8 @@ impl Setup {
         for tool in pack.iter().flat_map(|p| pack_tools(p.clone())) {
             tools.register(tool);
         }
-        if live {
+        register_log_backend(config, &mut tools)?;
+        if live_metrics {
             use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
             let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
                 CliError::input("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)")
@@ -217,6 +219,20 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         run_deadline: config.run.deadline_secs.map(Duration::from_secs),
         ..EngineConfig::default()
     }
+}
+
+/// The configured `query_logs` backend, replacing the pack's.
+fn register_log_backend(config: &Config, tools: &mut ToolRegistry) -> Result<(), CliError> {
+    let timeout = Duration::from_secs(config.logs.timeout_secs.max(1));
+    match config.logs.backend {
+        LogsBackend::Pack => {}
+        LogsBackend::Files => {
+            let files = crate::tools::files::FileLogs::new(&config.logs.files, timeout)
+                .map_err(CliError::input)?;
+            tools.register(Arc::new(files));
+        }
+    }
+    Ok(())
 }
 
 fn start_exporter(

@@ -16,6 +16,7 @@ mod support;
 
 mod checks;
 mod e2e;
+mod log_files;
 mod pack_load;
 mod pack_props;
 mod pack_realdata;

@@ -13,6 +13,7 @@ pub(crate) fn bin() -> Command {
         .env_remove("DIAGRAPH_PACK")
         .env_remove("DIAGRAPH_MODEL")
         .env_remove("DIAGRAPH_PROMETHEUS_URL")
+        .env_remove("DIAGRAPH_LOG_FILES")
         .env_remove("DIAGRAPH_OPENAI_API_KEY")
         .env_remove("OPENAI_API_KEY");
     cmd
@@ -396,4 +397,62 @@ fn ask_exit_codes_follow_how_the_run_ended() {
         text.lines().any(|l| l.contains("DEGRADED")),
         "the degraded run is labelled:\n{text}"
     );
+}
+
+#[test]
+fn log_files_serve_query_logs_and_no_demo_pack_serves_the_rest() {
+    let sb = Sandbox::new();
+    let logs = sb.path("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(
+        logs.join("orders.jsonl"),
+        "{\"ts\":\"2026-07-08T22:40:00Z\",\"service\":\"order-service\",\"level\":\"ERROR\",\"message\":\"pool exhausted after 30000ms\"}\n\
+         {\"ts\":\"2026-07-08T22:41:00Z\",\"service\":\"order-service\",\"level\":\"ERROR\",\"message\":\"pool exhausted after 30000ms\"}\n",
+    )
+    .unwrap();
+    let glob = format!("{}/*.jsonl", logs.display());
+    let out = sb
+        .cmd()
+        .env("DIAGRAPH_LOG_FILES", &glob)
+        .args([
+            "ask",
+            "are there errors in the order-service logs?",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["answer"].as_str().unwrap().contains("pool exhausted"),
+        "{v}"
+    );
+    let trace = sb
+        .cmd()
+        .args(["trace", &v["run_id"].to_string(), "--json"])
+        .output()
+        .unwrap();
+    let t: Value = serde_json::from_slice(&trace.stdout).unwrap();
+    let tools = &t["run"]["sources"]["tools"];
+    assert_eq!(tools["query_logs"], format!("files:{glob}"), "{t}");
+    assert!(tools.get("query_metrics").is_none(), "no demo pack: {t}");
+
+    let shown = sb
+        .cmd()
+        .env("DIAGRAPH_LOG_FILES", &glob)
+        .arg("config")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("[logs]\nbackend = \"files\""), "{text}");
+    assert!(text.contains(&format!("paths = \"{glob}\"")), "{text}");
+
+    let bad = sb
+        .cmd()
+        .env("DIAGRAPH_LOG_FILES", "/var/log/[oops")
+        .args(["ask", "anything?"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_one_line_error(&bad, "unclosed '['");
 }

@@ -130,6 +130,39 @@ fn prometheus_url_in_env_switches_the_backend() {
 }
 
 #[test]
+fn log_files_in_env_or_file_switch_the_logs_backend() {
+    use diagraph::config::LogsBackend;
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert_eq!(c.logs.backend, LogsBackend::Pack);
+    let env = env_of(&[("DIAGRAPH_LOG_FILES", "/var/log/app/*.log:/var/log/syslog")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    assert_eq!(c.logs.backend, LogsBackend::Files);
+    assert_eq!(
+        c.logs.files.paths.as_deref(),
+        Some("/var/log/app/*.log:/var/log/syslog")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "[logs]\nbackend = \"files\"\ntimeout_secs = 5\n[logs.files]\npaths = \"/srv/*.log\"\nformat = \"syslog\"\nservice = \"edge\"\n",
+    );
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert_eq!(c.logs.timeout_secs, 5);
+    assert_eq!(c.logs.files.format, "syslog");
+    assert_eq!(c.logs.files.service.as_deref(), Some("edge"));
+    let shown: toml::Table = toml::from_str(&c.render_masked_with(&env_of(&[]))).unwrap();
+    assert_eq!(shown["logs"]["backend"].as_str(), Some("files"));
+    assert_eq!(shown["logs"]["files"]["paths"].as_str(), Some("/srv/*.log"));
+    // The files backend without paths, or a typo, is named.
+    let path = write(dir.path(), "[logs]\nbackend = \"files\"\n");
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(err.to_string().contains("logs.files.paths"), "{err}");
+    let path = write(dir.path(), "[logs.files]\npath = \"/x\"\n");
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+}
+
+#[test]
 fn an_explicit_file_that_is_missing_is_an_error() {
     let flags = ConfigFlags {
         config_file: Some("/definitely/not/here.toml".into()),
