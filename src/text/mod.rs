@@ -8,11 +8,14 @@
 //! - a bounded width on screen: [`truncate_width`], and
 //!   [`truncate_middle`] for identifiers;
 //! - a bounded size in storage: [`truncate_bytes`];
-//! - a URL in a message: [`mask_url`].
+//! - a URL in a message: [`mask_url`];
+//! - what a text *says*, for comparing two texts by their facts:
+//!   [`facts::FactText`].
 //!
 //! It imports nothing else of the crate, so every layer can use it.
 
 mod chars;
+pub mod facts;
 #[cfg(test)]
 mod props;
 mod sanitize;

@@ -4,7 +4,7 @@
 //! and what passes resolves to a real ref text.
 
 use diagraph::engine::nodes::gatekeeper::{
-    ExcerptParams, GatekeeperRules, NormText, check, supports,
+    ExcerptParams, FactText, GatekeeperRules, check, supports,
 };
 use diagraph::engine::nodes::verified_input::project;
 use diagraph::vocab::contracts::{
@@ -227,17 +227,231 @@ proptest! {
         let mut ref_words = words.clone();
         let at = at.min(ref_words.len());
         ref_words.insert(at, n.to_string());
-        let reference = NormText::new(&ref_words.join(" "));
+        let reference = FactText::new(&ref_words.join(" "));
         let params = ExcerptParams::default();
-        prop_assert!(supports(&NormText::new(&ref_words.join(", ")), &reference, &params).is_ok());
+        prop_assert!(supports(&FactText::new(&ref_words.join(", ")), &reference, &params).is_ok());
         let mut doctored = ref_words.clone();
         doctored[at] = (u64::from(n) + 1).to_string();
-        prop_assert!(supports(&NormText::new(&doctored.join(" ")), &reference, &params).is_err());
+        prop_assert!(supports(&FactText::new(&doctored.join(" ")), &reference, &params).is_err());
     }
 
     #[test]
     fn normalisation_never_panics(s in "\\PC{0,200}", t in ".{0,200}") {
         let params = ExcerptParams::default();
-        let _ = supports(&NormText::new(&s), &NormText::new(&t), &params);
+        let _ = supports(&FactText::new(&s), &FactText::new(&t), &params);
+    }
+}
+
+/// Realistic refs for the fact-comparison properties: a log line
+/// `TS LEVEL service clause, clause, ...`, some clauses negated
+/// (`... not available`), some with a number.
+mod quoting {
+    use super::*;
+
+    pub const SERVICES: [&str; 5] = [
+        "payment-service",
+        "order-service",
+        "inventory-service",
+        "user-service",
+        "gateway-api",
+    ];
+    /// Content words, in two halves so two refs can be made to differ.
+    pub const WORDS_A: [&str; 6] = ["connection", "pool", "request", "query", "cache", "socket"];
+    pub const WORDS_B: [&str; 6] = [
+        "thread", "handler", "upstream", "session", "buffer", "lease",
+    ];
+    pub const STATES: [&str; 3] = ["available", "reachable", "healthy"];
+
+    #[derive(Debug, Clone)]
+    pub struct Clause {
+        pub words: Vec<&'static str>,
+        pub negated_state: Option<&'static str>,
+        pub number: Option<(u32, &'static str)>,
+    }
+
+    impl Clause {
+        pub fn render(&self, negate: bool) -> String {
+            let mut out: Vec<String> = self.words.iter().map(|w| w.to_string()).collect();
+            if let Some(state) = self.negated_state {
+                out.push("is".into());
+                if negate {
+                    out.push("not".into());
+                }
+                out.push(state.into());
+            }
+            if let Some((n, unit)) = self.number {
+                out.push(format!("after {n}{unit}"));
+            }
+            out.join(" ")
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    pub struct LogRef {
+        pub hms: (u32, u32, u32),
+        pub level: &'static str,
+        pub service: &'static str,
+        pub clauses: Vec<Clause>,
+    }
+
+    impl LogRef {
+        pub fn text(&self) -> String {
+            let (h, m, s) = self.hms;
+            let body: Vec<String> = self.clauses.iter().map(|c| c.render(true)).collect();
+            format!(
+                "2026-07-08T{h:02}:{m:02}:{s:02}Z {} {} {}",
+                self.level,
+                self.service,
+                body.join(", ")
+            )
+        }
+
+        /// The ref's own timestamp in one of the common renderings.
+        pub fn stamp(&self, style: usize) -> String {
+            let (h, m, s) = self.hms;
+            match style % 6 {
+                0 => format!("2026-07-08 {h:02}:{m:02}:{s:02}"),
+                1 => format!("2026-07-08T{h:02}:{m:02}:{s:02}Z"),
+                2 => format!("2026/07/08 {h:02}:{m:02}:{s:02}.000"),
+                3 => format!("{h:02}:{m:02}:{s:02}"),
+                4 => format!("07-08 {h:02}:{m:02}:{s:02}"),
+                _ => format!("2026年7月8日 {h:02}:{m:02}:{s:02}"),
+            }
+        }
+    }
+
+    fn clause(words: &'static [&'static str]) -> impl Strategy<Value = Clause> {
+        (
+            prop::sample::subsequence(words.to_vec(), 2..4),
+            prop::option::of(prop::sample::select(STATES.to_vec())),
+            prop::option::of((1u32..99_999, prop::sample::select(vec!["ms", "s", ""]))),
+        )
+            .prop_map(|(words, negated_state, number)| Clause {
+                words,
+                negated_state,
+                number,
+            })
+    }
+
+    pub fn log_ref(words: &'static [&'static str]) -> impl Strategy<Value = LogRef> {
+        (
+            (0u32..24, 0u32..60, 0u32..60),
+            prop::sample::select(vec!["ERROR", "WARN", "INFO"]),
+            prop::sample::select(SERVICES.to_vec()),
+            prop::collection::vec(clause(words), 1..4),
+        )
+            .prop_map(|(hms, level, service, clauses)| LogRef {
+                hms,
+                level,
+                service,
+                clauses,
+            })
+    }
+
+    /// An honest excerpt: a run of whole clauses, with or without the
+    /// header (timestamp in some rendering, level, service).
+    pub fn excerpt(r: &LogRef, from: usize, len: usize, header: bool, style: usize) -> String {
+        let from = from % r.clauses.len();
+        let to = (from + 1 + len % r.clauses.len()).min(r.clauses.len());
+        let body: Vec<String> = r.clauses[from..to].iter().map(|c| c.render(true)).collect();
+        if header && from == 0 {
+            format!(
+                "{} {} {} {}",
+                r.stamp(style),
+                r.level,
+                r.service,
+                body.join(", ")
+            )
+        } else {
+            body.join(", ")
+        }
+    }
+
+    pub fn params() -> ExcerptParams {
+        ExcerptParams::default()
+    }
+
+    pub fn ok(excerpt: &str, reference: &str) -> bool {
+        supports(
+            &FactText::new(excerpt),
+            &FactText::new(reference),
+            &params(),
+        )
+        .is_ok()
+    }
+}
+
+proptest! {
+    #[test]
+    fn an_honest_quote_of_a_ref_with_its_timestamp_passes(
+        r in quoting::log_ref(&quoting::WORDS_A), from in 0usize..4, len in 0usize..4,
+        header in any::<bool>(), style in 0usize..6,
+    ) {
+        let text = r.text();
+        let e = quoting::excerpt(&r, from, len, header, style);
+        prop_assert!(quoting::ok(&e, &text), "{e:?} should quote {text:?}");
+        // case and full width do not matter
+        let wide: String = e.to_uppercase().chars().map(|c| match c {
+            '!'..='~' => char::from_u32(c as u32 + 0xFEE0).unwrap_or(c),
+            _ => c,
+        }).collect();
+        prop_assert!(quoting::ok(&wide, &text), "{wide:?} should quote {text:?}");
+    }
+
+    #[test]
+    fn adding_or_dropping_a_negation_fails(r in quoting::log_ref(&quoting::WORDS_A), pick in 0usize..4) {
+        let text = r.text();
+        let k = pick % r.clauses.len();
+        let c = &r.clauses[k];
+        if c.negated_state.is_some() {
+            // the ref says "is not X"; quoting "is X" drops the negation
+            let dropped = c.render(false);
+            prop_assert!(!quoting::ok(&dropped, &text), "{dropped:?} passed against {text:?}");
+            let zh_style = format!("{}，{}", r.service, dropped);
+            prop_assert!(!quoting::ok(&zh_style, &text));
+        } else {
+            let mut words: Vec<String> = c.render(true).split(' ').map(String::from).collect();
+            words.insert(1, "not".into());
+            let added = words.join(" ");
+            prop_assert!(!quoting::ok(&added, &text), "{added:?} passed against {text:?}");
+        }
+    }
+
+    #[test]
+    fn swapping_a_service_or_a_number_fails(
+        r in quoting::log_ref(&quoting::WORDS_A), other in 0usize..5, bump in 1u32..9, style in 0usize..6,
+    ) {
+        let text = r.text();
+        let honest = quoting::excerpt(&r, 0, 3, true, style);
+        let service = quoting::SERVICES[other];
+        if service != r.service {
+            let swapped = honest.replacen(r.service, service, 1);
+            prop_assert!(!quoting::ok(&swapped, &text), "{swapped:?} passed against {text:?}");
+        }
+        if let Some((n, unit)) = r.clauses.iter().find_map(|c| c.number) {
+            let from = format!("{n}{unit}");
+            let to = format!("{}{unit}", n + bump);
+            let swapped = text.split_once(' ').map(|(_, rest)| rest.replacen(&from, &to, 1)).unwrap_or_default();
+            prop_assert!(!quoting::ok(&swapped, &text), "{swapped:?} passed against {text:?}");
+        }
+        // another instant is not the ref's timestamp
+        let (h, m, s) = r.hms;
+        let late = format!("2026-07-08 {h:02}:{m:02}:{:02} {} {}", (s + 1) % 60, r.level, r.service);
+        prop_assert!(!quoting::ok(&late, &text), "{late:?} passed against {text:?}");
+    }
+
+    #[test]
+    fn splicing_two_refs_fails(
+        a in quoting::log_ref(&quoting::WORDS_A), b in quoting::log_ref(&quoting::WORDS_B),
+        fa in 0usize..4, fb in 0usize..4,
+    ) {
+        let (ta, tb) = (a.text(), b.text());
+        let spliced = format!(
+            "{}, {}",
+            quoting::excerpt(&a, fa, 0, false, 0),
+            quoting::excerpt(&b, fb, 0, false, 0)
+        );
+        prop_assert!(!quoting::ok(&spliced, &ta), "{spliced:?} passed against {ta:?}");
+        prop_assert!(!quoting::ok(&spliced, &tb), "{spliced:?} passed against {tb:?}");
     }
 }

@@ -17,6 +17,7 @@ mod runs;
 
 mod fallback_markers;
 mod gatekeeper_adversarial;
+mod gatekeeper_classes;
 mod gatekeeper_props;
 mod layering;
 mod lifecycle;

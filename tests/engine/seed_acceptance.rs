@@ -622,7 +622,7 @@ async fn gatekeeper_rules_are_not_relaxed() {
         ),
         ("12_gatekeeper_foreign_id.toml", "binding.invocation_owned"),
         ("13_gatekeeper_wrong_path.toml", "binding.raw_path_shape"),
-        ("14_gatekeeper_paraphrase.toml", "binding.excerpt_supported"),
+        ("14_gatekeeper_paraphrase.toml", "binding.excerpt_facts"),
         (
             "15_gatekeeper_negative_on_positive.toml",
             "binding.negative_binds_no_evidence",

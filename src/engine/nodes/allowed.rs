@@ -8,7 +8,7 @@
 //! allowed: silence from the Verifier is not permission.
 
 use crate::engine::nodes::evidence_retry::extract_gaps;
-use crate::engine::nodes::gatekeeper::NormText;
+use crate::text::facts::FactText;
 use crate::vocab::contracts::{
     Claim, ExecutorEvidence, FactCheck, Lang, NO_EVIDENCE_PATH, Verdict, Verification,
     VerifierOutput,
@@ -72,13 +72,13 @@ fn facts_for<'a>(claim: &Claim, facts: &'a [FactCheck]) -> Vec<&'a FactCheck> {
     if !by_id.is_empty() {
         return by_id;
     }
-    let text = NormText::new(&claim.claim_text);
+    let text = FactText::new(&claim.claim_text);
     if text.is_empty() {
         return vec![];
     }
     facts
         .iter()
-        .filter(|f| f.claim_id.is_none() && NormText::new(&f.fact).tokens().eq(text.tokens()))
+        .filter(|f| f.claim_id.is_none() && FactText::new(&f.fact).tokens().eq(text.tokens()))
         .collect()
 }
 

@@ -8,8 +8,8 @@
 //! not the Verifier, decides what a gap is: a critical fact whose
 //! verification is no_evidence or indirect_support.
 
-use crate::engine::nodes::gatekeeper::NormText;
 use crate::text::clean;
+use crate::text::facts::FactText;
 use crate::vocab::contracts::{Lang, Verification, VerifierOutput};
 use crate::vocab::dto::VerifiedProjection;
 use crate::vocab::dto::{
@@ -124,11 +124,11 @@ pub fn build_retry_context(
 /// What the second Planner sees: gaps, completed queries and the texts of
 /// prior verified claims that are not themselves gaps.
 pub fn planner_view(ctx: &RetryContext) -> PlannerRetryView {
-    let gap_texts: Vec<NormText> = ctx
+    let gap_texts: Vec<FactText> = ctx
         .evidence_gaps
         .iter()
         .filter(|g| g.claim_id.is_none())
-        .map(|g| NormText::new(&g.fact))
+        .map(|g| FactText::new(&g.fact))
         .collect();
     let confirmed_facts = ctx
         .prior_verified_output
@@ -139,7 +139,7 @@ pub fn planner_view(ctx: &RetryContext) -> PlannerRetryView {
                 .evidence_gaps
                 .iter()
                 .any(|g| g.claim_id.as_deref() == Some(c.claim_id.as_str()));
-            let text = NormText::new(&c.claim_text);
+            let text = FactText::new(&c.claim_text);
             let by_text = gap_texts.iter().any(|g| g.tokens().eq(text.tokens()));
             !by_id && !by_text
         })

@@ -15,10 +15,11 @@
 mod excerpt;
 mod rules;
 
-pub use excerpt::{NormText, Unsupported, supports};
-pub use rules::{ExcerptParams, GatekeeperRules, RuleDef, RuleId};
+pub use crate::text::facts::FactText;
+pub use excerpt::{Unsupported, supports};
+pub use rules::{ExcerptParams, GatekeeperRules, RULE_SET_VERSION, RuleDef, RuleId};
 
-use crate::text::truncate_middle;
+use crate::text::{clean, truncate_middle};
 use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, Claim, EXECUTOR_ANSWER_VERSION, EvidenceBinding,
     ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, Severity,
@@ -81,7 +82,7 @@ struct Checker<'a> {
     resolved: Resolved,
     rules: &'a GatekeeperRules,
     /// Normalised ref texts, filled on first use: (invocation index, ref index).
-    ref_cache: HashMap<(usize, usize), NormText>,
+    ref_cache: HashMap<(usize, usize), FactText>,
     severity: Severity,
     failed_rules: Vec<String>,
     warnings: Vec<String>,
@@ -128,7 +129,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn ref_text(&mut self, inv: usize, r: usize) -> Option<&NormText> {
+    fn ref_text(&mut self, inv: usize, r: usize) -> Option<&FactText> {
         let text = self
             .invocations
             .get(inv)?
@@ -138,15 +139,15 @@ impl<'a> Checker<'a> {
         Some(
             self.ref_cache
                 .entry((inv, r))
-                .or_insert_with(|| NormText::new(&text.text)),
+                .or_insert_with(|| FactText::new(&text.text)),
         )
     }
 
-    fn supported(&mut self, excerpt: &NormText, inv: usize, r: usize) -> Result<(), Unsupported> {
+    fn supported(&mut self, excerpt: &FactText, inv: usize, r: usize) -> Result<(), Unsupported> {
         let params = self.resolved.excerpt;
         match self.ref_text(inv, r) {
             Some(reference) => supports(excerpt, reference, &params),
-            None => Err(Unsupported::LowOverlap),
+            None => Err(Unsupported::FactMissing("the ref".into())),
         }
     }
 
@@ -158,7 +159,7 @@ impl<'a> Checker<'a> {
         seen: &mut HashSet<(i64, String)>,
     ) -> CheckedBinding {
         let mut eval = Eval::default();
-        let excerpt = NormText::new(&b.evidence_excerpt);
+        let excerpt = FactText::new(&b.evidence_excerpt);
         let raw_path = b
             .raw_path
             .as_deref()
@@ -174,7 +175,15 @@ impl<'a> Checker<'a> {
             if let Some((r, p)) = self.resolve_ref(b, inv, raw_path.as_deref(), &excerpt, &mut eval)
             {
                 path = Some(p.clone());
-                self.check_ref(claim, inv, r, &p, &excerpt, seen, &mut eval);
+                self.check_ref(
+                    claim,
+                    inv,
+                    r,
+                    &p,
+                    (&excerpt, &b.evidence_excerpt),
+                    seen,
+                    &mut eval,
+                );
                 if let Some(text) = self.ref_raw(inv, r) {
                     matched = text.text.clone();
                 }
@@ -247,7 +256,7 @@ impl<'a> Checker<'a> {
         &mut self,
         b: &EvidenceBinding,
         raw_path: Option<&str>,
-        excerpt: &NormText,
+        excerpt: &FactText,
         eval: &mut Eval,
     ) -> Option<usize> {
         if let Some(bad) = &b.invalid_invocation_id {
@@ -312,7 +321,7 @@ impl<'a> Checker<'a> {
         b: &EvidenceBinding,
         inv: usize,
         raw_path: Option<&str>,
-        excerpt: &NormText,
+        excerpt: &FactText,
         eval: &mut Eval,
     ) -> Option<(usize, String)> {
         let invocation = self.invocations.get(inv)?;
@@ -391,7 +400,7 @@ impl<'a> Checker<'a> {
         inv: usize,
         r: usize,
         path: &str,
-        excerpt: &NormText,
+        (excerpt, raw_excerpt): (&FactText, &str),
         seen: &mut HashSet<(i64, String)>,
         eval: &mut Eval,
     ) {
@@ -422,15 +431,15 @@ impl<'a> Checker<'a> {
             );
             eval.fail(&self.resolved, RuleId::UniqueItem, detail);
         }
-        if self.resolved.severity(RuleId::ExcerptSupported).is_some()
+        if self.resolved.excerpt.any()
             && let Err(why) = self.supported(excerpt, inv, r)
         {
             let detail = format!(
                 "evidence_excerpt {} is not supported by the ref text: {}",
-                quote(&excerpt_preview(excerpt)),
+                quote(&clean(raw_excerpt, 80)),
                 why.describe()
             );
-            eval.fail(&self.resolved, RuleId::ExcerptSupported, detail);
+            eval.fail(&self.resolved, why.rule(), detail);
         }
     }
 
@@ -517,10 +526,6 @@ impl Eval {
 /// or interpreted.
 pub(crate) fn quote(s: &str) -> String {
     format!("{:?}", truncate_middle(s, 48))
-}
-
-fn excerpt_preview(excerpt: &NormText) -> String {
-    excerpt.tokens().take(12).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

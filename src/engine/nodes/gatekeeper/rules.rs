@@ -13,6 +13,10 @@ use std::sync::LazyLock;
 
 const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
+/// The version of the rules this code implements; the shipped file says
+/// the same (a unit test keeps them equal).
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v2";
+
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,13 +32,16 @@ pub enum RuleId {
     RawPathExists,
     InvocationHasRefs,
     ExcerptSupported,
+    ExcerptIdentifies,
+    ExcerptFacts,
+    ExcerptPolarity,
     UniqueItem,
     NegativeBindsNoEvidence,
     PositiveNeedsPositiveEvidence,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 14] = [
+    pub const ALL: [RuleId; 17] = [
         RuleId::AnswerVersion,
         RuleId::ForbiddenFields,
         RuleId::ClaimHasBindings,
@@ -46,6 +53,9 @@ impl RuleId {
         RuleId::RawPathExists,
         RuleId::InvocationHasRefs,
         RuleId::ExcerptSupported,
+        RuleId::ExcerptIdentifies,
+        RuleId::ExcerptFacts,
+        RuleId::ExcerptPolarity,
         RuleId::UniqueItem,
         RuleId::NegativeBindsNoEvidence,
         RuleId::PositiveNeedsPositiveEvidence,
@@ -64,6 +74,9 @@ impl RuleId {
             RuleId::RawPathExists => "binding.raw_path_exists",
             RuleId::InvocationHasRefs => "binding.invocation_has_refs",
             RuleId::ExcerptSupported => "binding.excerpt_supported",
+            RuleId::ExcerptIdentifies => "binding.excerpt_identifies",
+            RuleId::ExcerptFacts => "binding.excerpt_facts",
+            RuleId::ExcerptPolarity => "binding.excerpt_polarity",
             RuleId::UniqueItem => "binding.unique_item",
             RuleId::NegativeBindsNoEvidence => "binding.negative_binds_no_evidence",
             RuleId::PositiveNeedsPositiveEvidence => "binding.positive_needs_positive_evidence",
@@ -85,6 +98,9 @@ impl RuleId {
             | RuleId::RawPathShape
             | RuleId::RawPathExists
             | RuleId::ExcerptSupported
+            | RuleId::ExcerptIdentifies
+            | RuleId::ExcerptFacts
+            | RuleId::ExcerptPolarity
             | RuleId::NegativeBindsNoEvidence => Severity::Reject,
             RuleId::ClaimHasBindings
             | RuleId::InvocationIdPresent
@@ -109,6 +125,9 @@ pub struct RuleDef {
     pub default_severity: Severity,
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// What the rule checks and why, in full (the file documents itself).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub doc: String,
 }
 
 /// Rule metadata loaded from `gatekeeper-rules.json`.
@@ -118,12 +137,20 @@ pub struct GatekeeperRules {
     pub rules: Vec<RuleDef>,
 }
 
-/// Parameters of `binding.excerpt_supported`.
+/// Parameters of the excerpt rules (`binding.excerpt_supported`:
+/// `min_token_overlap`; `binding.excerpt_identifies`: `min_excerpt_chars`,
+/// `min_content_units`) and which of the four excerpt checks are enabled.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExcerptParams {
     pub min_token_overlap: f64,
     pub min_excerpt_chars: usize,
-    pub require_numbers: bool,
+    /// Fact units an excerpt needs to identify its ref (a Han character
+    /// counts half).
+    pub min_content_units: f64,
+    pub overlap: bool,
+    pub identifies: bool,
+    pub facts: bool,
+    pub polarity: bool,
 }
 
 impl Default for ExcerptParams {
@@ -131,8 +158,19 @@ impl Default for ExcerptParams {
         ExcerptParams {
             min_token_overlap: 0.8,
             min_excerpt_chars: 3,
-            require_numbers: true,
+            min_content_units: 2.0,
+            overlap: true,
+            identifies: true,
+            facts: true,
+            polarity: true,
         }
+    }
+}
+
+impl ExcerptParams {
+    /// Whether any excerpt check runs.
+    pub fn any(&self) -> bool {
+        self.overlap || self.identifies || self.facts || self.polarity
     }
 }
 
@@ -156,7 +194,7 @@ impl GatekeeperRules {
     /// embedded file ever fail to load (a unit test keeps the two equal).
     fn builtin() -> GatekeeperRules {
         GatekeeperRules {
-            rule_set_version: "gatekeeper-rules-v1".into(),
+            rule_set_version: RULE_SET_VERSION.into(),
             rules: RuleId::ALL
                 .into_iter()
                 .map(|r| RuleDef {
@@ -165,6 +203,7 @@ impl GatekeeperRules {
                     enabled: true,
                     default_severity: r.seed_severity(),
                     params: Map::new(),
+                    doc: String::new(),
                 })
                 .collect(),
         }
@@ -192,15 +231,20 @@ impl GatekeeperRules {
                 missing.as_str()
             ));
         }
-        let p = rules
-            .rules
-            .iter()
-            .find(|d| d.id == RuleId::ExcerptSupported.as_str())
-            .map_or(Ok(ExcerptParams::default()), |d| excerpt_params(&d.params))?;
+        let mut p = ExcerptParams::default();
+        for d in &rules.rules {
+            excerpt_params(&mut p, &d.params)?;
+        }
         if !(p.min_token_overlap > 0.0 && p.min_token_overlap <= 1.0) {
             return Err(format!(
                 "gatekeeper rules: min_token_overlap {} must be in (0, 1]",
                 p.min_token_overlap
+            ));
+        }
+        if !(p.min_content_units >= 1.0 && p.min_content_units.is_finite()) {
+            return Err(format!(
+                "gatekeeper rules: min_content_units {} must be at least 1",
+                p.min_content_units
             ));
         }
         Ok(rules)
@@ -233,16 +277,31 @@ impl GatekeeperRules {
                 continue;
             };
             severity[id.index()] = def.enabled.then_some(def.default_severity);
-            if id == RuleId::ExcerptSupported {
-                excerpt = excerpt_params(&def.params).unwrap_or_default();
+            let mut p = excerpt;
+            if excerpt_params(&mut p, &def.params).is_ok() {
+                excerpt = p;
             }
+        }
+        let on = |r: RuleId| severity[r.index()].is_some();
+        excerpt.overlap = on(RuleId::ExcerptSupported);
+        excerpt.identifies = on(RuleId::ExcerptIdentifies);
+        excerpt.facts = on(RuleId::ExcerptFacts);
+        excerpt.polarity = on(RuleId::ExcerptPolarity);
+        let valid = excerpt.min_token_overlap > 0.0
+            && excerpt.min_token_overlap <= 1.0
+            && excerpt.min_content_units >= 1.0
+            && excerpt.min_content_units.is_finite();
+        if !valid {
+            let d = ExcerptParams::default();
+            excerpt.min_token_overlap = d.min_token_overlap;
+            excerpt.min_content_units = d.min_content_units;
         }
         Resolved { severity, excerpt }
     }
 }
 
-fn excerpt_params(params: &Map<String, Value>) -> Result<ExcerptParams, String> {
-    let mut p = ExcerptParams::default();
+/// Reads the excerpt parameters a rule's `params` sets into `p`.
+fn excerpt_params(p: &mut ExcerptParams, params: &Map<String, Value>) -> Result<(), String> {
     if let Some(v) = params.get("min_token_overlap") {
         p.min_token_overlap = v
             .as_f64()
@@ -254,12 +313,12 @@ fn excerpt_params(params: &Map<String, Value>) -> Result<ExcerptParams, String> 
             .and_then(|n| usize::try_from(n).ok())
             .ok_or("gatekeeper rules: min_excerpt_chars must be a non-negative integer")?;
     }
-    if let Some(v) = params.get("require_numbers") {
-        p.require_numbers = v
-            .as_bool()
-            .ok_or("gatekeeper rules: require_numbers must be a boolean")?;
+    if let Some(v) = params.get("min_content_units") {
+        p.min_content_units = v
+            .as_f64()
+            .ok_or("gatekeeper rules: min_content_units must be a number")?;
     }
-    Ok(p)
+    Ok(())
 }
 
 /// Rules ready for checking.
@@ -283,7 +342,7 @@ mod tests {
     #[test]
     fn shipped_file_loads_and_matches_the_seed_severities() {
         let rules = GatekeeperRules::from_json(SHIPPED_JSON).unwrap();
-        assert_eq!(rules.rule_set_version, "gatekeeper-rules-v1");
+        assert_eq!(rules.rule_set_version, RULE_SET_VERSION);
         assert_eq!(rules.rules.len(), RuleId::ALL.len());
         for def in &rules.rules {
             let id = RuleId::parse(&def.id).unwrap();

@@ -122,7 +122,7 @@ fn correct_bindings_pass_with_the_ref_text() {
         "{:?}",
         r.errors
     );
-    assert_eq!(r.rule_set_version, "gatekeeper-rules-v1");
+    assert_eq!(r.rule_set_version, super::RULE_SET_VERSION);
     assert_eq!(r.rules.len(), RuleId::ALL.len());
     assert_eq!(r.checked_bindings.len(), 2);
     assert_eq!(r.checked_bindings[0].matched_text, ALERT);
@@ -219,7 +219,7 @@ fn wrong_answer_version_and_empty_claims_are_reported() {
 fn disabled_rules_are_skipped_but_unresolved_bindings_never_pass() {
     let mut rules = GatekeeperRules::shipped();
     for r in &mut rules.rules {
-        if r.id == "binding.excerpt_supported" || r.id == "binding.invocation_owned" {
+        if r.id.starts_with("binding.excerpt_") || r.id == "binding.invocation_owned" {
             r.enabled = false;
         }
     }

@@ -1,0 +1,680 @@
+//! Texts as sequences of facts, for comparing what two texts *say* rather
+//! than how they spell it: the Gatekeeper compares an evidence excerpt with
+//! the ref it cites, and the Composer check compares a statement with the
+//! evidence of its claims.
+//!
+//! [`FactText::new`] normalises once (Unicode NFKC, so full-width letters
+//! and digits, ligatures and circled numbers become plain ones; decimal
+//! digits of every script become ASCII; invisible characters go; case is
+//! folded) and splits the text into *parts*: words (camelCase split, so
+//! `HighCPUUsage` is `high cpu usage` joined), numbers (`92.5`, `30000ms`,
+//! `九十二` as `92`), single Han characters, and timestamps (one part each,
+//! compared by their fields, see [`stamp`]). Each part has a [`Kind`]:
+//! negation, state/polarity word, filler, or fact-bearing. Parts written
+//! without a space between them (`payment-service`, `state=firing`) are
+//! *joined*; a run of joined parts is one unit when matching. Clause
+//! boundaries (punctuation, ` - `, the start of a `key=` field) and
+//! ellipsis gaps are recorded, since a negation governs its clause.
+//!
+//! The padded form (`" p0 p1 ... "`) makes "is a contiguous run of the
+//! other's parts" one substring search.
+
+pub mod stamp;
+pub mod words;
+
+use super::chars::is_invisible;
+use stamp::Stamp;
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+use words::{
+    canonical_unit, han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_numeral,
+    is_negator_en, is_negator_han, is_polarity_en, number_word,
+};
+
+/// What a part is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A fact-bearing word or identifier part.
+    Word,
+    /// A number, possibly with a unit suffix (`30000ms`).
+    Number,
+    /// A fact-bearing Han character.
+    Han,
+    /// A negation (`not`, `n't`, `never`, `不`, `未`...).
+    Negation,
+    /// A state or polarity word (`firing`, `healthy`, `above`...). In Han
+    /// text, the first character of such a word (see `FactText::polar`).
+    Polarity,
+    /// A word that carries no fact (`the`, `is`, `alert`, `的`).
+    Filler,
+    /// A timestamp; the index into `FactText::stamps`.
+    Stamp(u16),
+}
+
+/// How a part attaches to the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Separated by whitespace or punctuation, or the first part.
+    Apart,
+    /// Written together with a connector (`-`, `_`, `.`, `/`, `:`, `=`,
+    /// `@`, `#`, `'`) or a camelCase boundary.
+    Joined,
+    /// A Han character directly after another.
+    HanRun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    start: u32,
+    end: u32,
+    pub kind: Kind,
+    pub join: Join,
+    /// Clause index (increasing).
+    pub clause: u16,
+    /// Ellipsis-separated segment index (increasing).
+    pub segment: u16,
+    /// The part is (within) the key of a `key=value` field.
+    pub key: bool,
+    /// The part had an upper-case letter after a lower-case one, or a
+    /// digit, or belongs to a joined run: it reads as an identifier.
+    pub ident: bool,
+}
+
+/// A normalised text split into parts. Built once per text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FactText {
+    padded: String,
+    parts: Vec<Part>,
+    stamps: Vec<Stamp>,
+    /// Han state/polarity words: (index of the first part, the word).
+    polar: Vec<(u32, &'static str)>,
+    /// The normalised source, kept when it has `key=value` fields.
+    fields_source: String,
+}
+
+/// `text` in NFKC with decimal digits of every script as ASCII, invisible
+/// characters removed and the private-use area dropped. ASCII text is
+/// returned as it is (borrowed).
+pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() && !text.bytes().any(|b| b < 0x20 && b != b'\t' && b != b'\n') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.nfkc() {
+        if is_invisible(c) || matches!(c as u32, 0xE000..=0xF8FF) {
+            continue;
+        }
+        if c == '\n' {
+            out.push('\n');
+            continue;
+        }
+        if c.is_control() {
+            out.push(' ');
+            continue;
+        }
+        match decimal_digit(c) {
+            Some(d) => out.push(d),
+            None => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The ASCII digit of a decimal digit of another script (`٩`, `९`, `๙`).
+fn decimal_digit(c: char) -> Option<char> {
+    if c.is_ascii_digit() {
+        return Some(c);
+    }
+    let u = c as u32;
+    if u < 0x660 || !c.is_numeric() {
+        return None;
+    }
+    // Zeros of the decimal digit blocks (Unicode category Nd) not folded by NFKC.
+    const ZEROS: &[u32] = &[
+        0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
+        0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0,
+        0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0,
+        0xAA50, 0xABF0, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450,
+        0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60,
+        0x16AC0, 0x16B50, 0x1E140, 0x1E2F0, 0x1E950,
+    ];
+    ZEROS
+        .iter()
+        .find(|z| (**z..**z + 10).contains(&u))
+        .and_then(|z| char::from_digit(u - z, 10))
+}
+
+pub fn is_han(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF
+        | 0x3040..=0x309F | 0x30A0..=0x30FF)
+}
+
+fn is_connector(c: char) -> bool {
+    matches!(
+        c,
+        '-' | '_' | '.' | '/' | ':' | '=' | '@' | '#' | '\'' | '’' | '+'
+    )
+}
+
+/// Characters that end a clause wherever they stand.
+fn is_clause_mark(c: char) -> bool {
+    matches!(
+        c,
+        ',' | ';'
+            | '!'
+            | '?'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '|'
+            | '"'
+            | '<'
+            | '>'
+            | '、'
+            | '。'
+            | '「'
+            | '」'
+            | '『'
+            | '』'
+            | '【'
+            | '】'
+            | '《'
+            | '》'
+            | '“'
+            | '”'
+            | '‘'
+            | '\n'
+    )
+}
+
+struct Builder {
+    padded: String,
+    parts: Vec<Part>,
+    stamps: Vec<Stamp>,
+    polar: Vec<(u32, &'static str)>,
+    clause: u16,
+    segment: u16,
+    /// The next part's join.
+    join: Join,
+    clause_pending: bool,
+}
+
+impl Builder {
+    fn push(&mut self, text: &str, kind: Kind, ident: bool) {
+        if self.clause_pending {
+            self.clause = self.clause.saturating_add(1);
+            self.clause_pending = false;
+        }
+        let start = self.padded.len() as u32;
+        self.padded.push_str(text);
+        let end = self.padded.len() as u32;
+        self.padded.push(' ');
+        let ident = ident || self.join == Join::Joined;
+        if self.join == Join::Joined
+            && let Some(prev) = self.parts.last_mut()
+        {
+            prev.ident = true;
+        }
+        self.parts.push(Part {
+            start,
+            end,
+            kind,
+            join: self.join,
+            clause: self.clause,
+            segment: self.segment,
+            key: false,
+            ident,
+        });
+        self.join = Join::Apart;
+    }
+
+    fn push_word(&mut self, word: &str, ident: bool) {
+        let lower;
+        let w = if word.bytes().any(|b| b.is_ascii_uppercase()) || !word.is_ascii() {
+            lower = word.to_lowercase();
+            lower.as_str()
+        } else {
+            word
+        };
+        let kind = classify_word(w);
+        // `n't`: the part `t` after an apostrophe is a negation of its own
+        let kind = if w == "t"
+            && self.join == Join::Joined
+            && self.parts.last().is_some_and(|p| {
+                self.padded
+                    .get(p.start as usize..p.end as usize)
+                    .is_some_and(|s| s.ends_with('n'))
+            }) {
+            self.join = Join::Apart;
+            Kind::Negation
+        } else {
+            kind
+        };
+        self.push(w, kind, ident || kind == Kind::Number);
+    }
+
+    fn apart(&mut self) {
+        self.join = Join::Apart;
+    }
+
+    fn end_clause(&mut self) {
+        self.join = Join::Apart;
+        self.clause_pending = true;
+    }
+}
+
+fn classify_word(w: &str) -> Kind {
+    if w.bytes().any(|b| b.is_ascii_digit()) || number_word(w).is_some() {
+        Kind::Number
+    } else if is_negator_en(w) {
+        Kind::Negation
+    } else if is_polarity_en(w) {
+        Kind::Polarity
+    } else if is_filler_en(w) {
+        Kind::Filler
+    } else {
+        Kind::Word
+    }
+}
+
+impl FactText {
+    pub fn new(text: &str) -> FactText {
+        let norm = normalize(text);
+        let s: &str = &norm;
+        let mut b = Builder {
+            padded: String::with_capacity(s.len() + 2),
+            parts: Vec::with_capacity(s.len() / 4 + 1),
+            stamps: Vec::new(),
+            polar: Vec::new(),
+            clause: 0,
+            segment: 0,
+            join: Join::Apart,
+            clause_pending: false,
+        };
+        b.padded.push(' ');
+        let bytes = s.as_bytes();
+        let mut i = 0usize;
+        let mut prev: Option<char> = None;
+        let mut word = String::new();
+        let mut word_ident = false;
+        while i < s.len() {
+            let Some(c) = s.get(i..).and_then(|r| r.chars().next()) else {
+                break;
+            };
+            let len = c.len_utf8();
+            // timestamps: at a digit not inside a word
+            if c.is_ascii_digit()
+                && word.is_empty()
+                && !prev.is_some_and(|p| p.is_alphanumeric())
+                && let Some((st, end)) = stamp::parse_at(s, i)
+            {
+                let idx = b.stamps.len().min(u16::MAX as usize) as u16;
+                b.stamps.push(st);
+                b.push(&format!("#t{idx}"), Kind::Stamp(idx), true);
+                i = end;
+                prev = s.get(..i).and_then(|r| r.chars().next_back());
+                continue;
+            }
+            if c.is_alphanumeric() && !is_han(c) && !is_combining_mark(c) {
+                // camelCase boundaries split a word into joined parts
+                if let Some(p) = prev
+                    && !word.is_empty()
+                    && c.is_uppercase()
+                {
+                    let next_lower = s
+                        .get(i + len..)
+                        .and_then(|r| r.chars().next())
+                        .is_some_and(char::is_lowercase);
+                    if p.is_lowercase() || (p.is_uppercase() && next_lower) {
+                        b.push_word(&word, true);
+                        b.join = Join::Joined;
+                        word.clear();
+                        word_ident = true;
+                    }
+                }
+                word.push(c);
+                i += len;
+                prev = Some(c);
+                continue;
+            }
+            if is_combining_mark(c) && !word.is_empty() {
+                word.push(c);
+                i += len;
+                continue;
+            }
+            // a decimal point or a thousands separator inside a number
+            let next = s.get(i + len..).and_then(|r| r.chars().next());
+            if (c == '.' || c == ',')
+                && !word.is_empty()
+                && prev.is_some_and(|p| p.is_ascii_digit())
+                && next.is_some_and(|n| n.is_ascii_digit())
+                && word.bytes().all(|x| x.is_ascii_digit() || x == b'.')
+            {
+                if c == '.' {
+                    word.push('.');
+                    i += 1;
+                    prev = Some(c);
+                    continue;
+                }
+                let three = bytes
+                    .get(i + 1..i + 4)
+                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+                    && !bytes.get(i + 4).is_some_and(u8::is_ascii_digit);
+                if three {
+                    i += 1;
+                    continue;
+                }
+            }
+            if !word.is_empty() {
+                b.push_word(&word, word_ident);
+                word.clear();
+                word_ident = false;
+            }
+            if is_han(c) {
+                if !b.parts.is_empty() && prev.is_some_and(is_han) {
+                    b.join = Join::HanRun;
+                }
+                // Chinese numerals: a run worth a number
+                if is_han_numeral(c) {
+                    let run_end = s
+                        .get(i..)
+                        .map(|r| {
+                            r.char_indices()
+                                .find(|(_, x)| !is_han_numeral(*x))
+                                .map_or(r.len(), |(k, _)| k)
+                        })
+                        .unwrap_or(0);
+                    let run = s.get(i..i + run_end).unwrap_or("");
+                    if run.chars().count() >= 2
+                        && let Some(v) = han_number(run)
+                    {
+                        b.push(&v.to_string(), Kind::Number, true);
+                        i += run_end;
+                        prev = run.chars().next_back();
+                        continue;
+                    }
+                }
+                let after = next.unwrap_or(' ');
+                let kind = if is_negator_han(c) && !is_han_non_negation(c, after) {
+                    Kind::Negation
+                } else if is_filler_han(c) {
+                    Kind::Filler
+                } else {
+                    Kind::Han
+                };
+                let mut buf = [0u8; 4];
+                b.push(c.encode_utf8(&mut buf), kind, false);
+                i += len;
+                prev = Some(c);
+                continue;
+            }
+            // separators, connectors, clause marks
+            if c == '.' && next == Some('.') || c == '⋯' || c == '…' {
+                // an ellipsis: a gap in the quotation
+                let mut j = i;
+                while let Some(x) = s.get(j..).and_then(|r| r.chars().next()) {
+                    if x == '.' || x == '⋯' || x == '…' {
+                        j += x.len_utf8();
+                    } else {
+                        break;
+                    }
+                }
+                b.end_clause();
+                b.segment = b.segment.saturating_add(1);
+                i = j;
+                prev = Some('.');
+                continue;
+            }
+            let space_before = prev.is_none_or(char::is_whitespace);
+            let space_after = next.is_none_or(char::is_whitespace);
+            if c == '=' && !space_before && !b.parts.is_empty() {
+                // the run before `=` is a key (a key written apart starts a
+                // clause); its value is a unit of its own
+                mark_key(&mut b);
+                b.join = Join::Apart;
+            } else if is_clause_mark(c)
+                || (matches!(c, ':' | '.' | '：') && space_after)
+                || (c == '-' && space_before && space_after)
+            {
+                b.end_clause();
+            } else if is_connector(c) && !space_before && !space_after && !b.parts.is_empty() {
+                b.join = Join::Joined;
+            } else {
+                b.apart();
+            }
+            i += len;
+            prev = Some(c);
+        }
+        if !word.is_empty() {
+            b.push_word(&word, word_ident);
+        }
+        mark_han_polarity(&mut b);
+        let fields_source = if s.contains('=') {
+            s.to_lowercase()
+        } else {
+            String::new()
+        };
+        FactText {
+            padded: b.padded,
+            parts: b.parts,
+            stamps: b.stamps,
+            polar: b.polar,
+            fields_source,
+        }
+    }
+
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    pub fn text(&self, p: &Part) -> &str {
+        self.padded
+            .get(p.start as usize..p.end as usize)
+            .unwrap_or("")
+    }
+
+    pub fn text_at(&self, i: usize) -> &str {
+        self.parts.get(i).map_or("", |p| self.text(p))
+    }
+
+    pub fn stamp(&self, k: Kind) -> Option<Stamp> {
+        match k {
+            Kind::Stamp(i) => self.stamps.get(i as usize).copied(),
+            _ => None,
+        }
+    }
+
+    pub fn stamps(&self) -> &[Stamp] {
+        &self.stamps
+    }
+
+    /// `" p0 p1 ... "`.
+    pub fn padded(&self) -> &str {
+        &self.padded
+    }
+
+    /// Han state/polarity words: (first part index, word).
+    pub fn han_polarity(&self) -> &[(u32, &'static str)] {
+        &self.polar
+    }
+
+    /// Part texts in order.
+    pub fn tokens(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().map(|p| self.text(p))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Characters of content (part texts).
+    pub fn content_chars(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| self.text(p).chars().count())
+            .sum()
+    }
+
+    /// The normalised, lower-cased text, when it has `key=value` fields.
+    pub fn fields_source(&self) -> &str {
+        &self.fields_source
+    }
+
+    /// The part index whose text starts at byte `offset` of the padded form.
+    pub fn part_at(&self, offset: usize) -> Option<usize> {
+        self.parts
+            .binary_search_by_key(&(offset as u32), |p| p.start)
+            .ok()
+    }
+
+    /// Indices of the runs of joined parts (units): `(first, last)` inclusive.
+    pub fn units(&self) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            match out.last_mut() {
+                Some(last)
+                    if p.join == Join::Joined
+                        && !matches!(p.kind, Kind::Stamp(_))
+                        && !self
+                            .parts
+                            .get(last.1)
+                            .is_some_and(|q| matches!(q.kind, Kind::Stamp(_))) =>
+                {
+                    last.1 = i
+                }
+                _ => out.push((i, i)),
+            }
+        }
+        out
+    }
+
+    /// Whether part `i` is a negation, in the canonical sense (every
+    /// negator is the same negation).
+    pub fn is_negation(&self, i: usize) -> bool {
+        self.parts.get(i).is_some_and(|p| p.kind == Kind::Negation)
+    }
+
+    /// Whether the text holds a negation anywhere.
+    pub fn has_negation(&self) -> bool {
+        self.parts.iter().any(|p| p.kind == Kind::Negation)
+    }
+
+    /// Whether the text holds the English polarity word or Han polarity
+    /// word `w` (as a part, or as a run of Han parts).
+    pub fn has_polarity_word(&self, w: &str) -> bool {
+        if w.is_ascii() {
+            return self
+                .parts
+                .iter()
+                .any(|p| p.kind == Kind::Polarity && self.text(p) == w);
+        }
+        self.polar.iter().any(|(_, x)| *x == w)
+    }
+}
+
+/// Marks the run of joined parts ending at the last part as a key; a key
+/// written apart from what precedes it starts a new clause.
+fn mark_key(b: &mut Builder) {
+    let mut first = b.parts.len();
+    while first > 0 {
+        first -= 1;
+        let Some(p) = b.parts.get(first) else { break };
+        if p.join != Join::Joined {
+            break;
+        }
+    }
+    let starts_apart = b.parts.get(first).is_some_and(|p| p.join == Join::Apart);
+    let new_clause = if starts_apart && first > 0 {
+        b.clause.saturating_add(1)
+    } else {
+        b.clause
+    };
+    for p in b.parts.iter_mut().skip(first) {
+        p.key = true;
+        p.clause = new_clause;
+        if p.kind == Kind::Polarity || p.kind == Kind::Word {
+            p.kind = Kind::Filler;
+        }
+    }
+    b.clause = new_clause;
+}
+
+fn mark_han_polarity(b: &mut Builder) {
+    let n = b.parts.len();
+    let mut i = 0;
+    while i + 1 < n {
+        let (Some(p), Some(q)) = (b.parts.get(i), b.parts.get(i + 1)) else {
+            break;
+        };
+        if q.join == Join::HanRun {
+            let a = b.padded.get(p.start as usize..p.end as usize).unwrap_or("");
+            let c = b.padded.get(q.start as usize..q.end as usize).unwrap_or("");
+            if let Some(w) = words::POLARITY_HAN
+                .iter()
+                .find(|w| w.strip_prefix(a).is_some_and(|rest| rest == c))
+            {
+                b.polar.push((i as u32, w));
+                if let Some(p) = b.parts.get_mut(i) {
+                    if p.kind != Kind::Negation {
+                        p.kind = Kind::Polarity;
+                    }
+                }
+                if let Some(q) = b.parts.get_mut(i + 1) {
+                    if q.kind != Kind::Negation {
+                        q.kind = Kind::Polarity;
+                    }
+                }
+                i += 2;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// A number part split into its value and canonical unit (`30000ms` ->
+/// (30000, "ms")); None when it is not a number with a known unit.
+pub fn number_value(text: &str) -> Option<(f64, &'static str)> {
+    if let Some(v) = number_word(text) {
+        return Some((v as f64, ""));
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    Some((v, canonical_unit(unit)?))
+}
+
+/// Whether two number parts say the same number: equal text, or equal
+/// value with the same unit or a unit on one side only (`27` and `27m`).
+/// `unit_a`/`unit_b` are units written as separate words after the number
+/// (`27 minutes`), "" when none.
+pub fn numbers_match(a: &str, unit_a: &str, b: &str, unit_b: &str) -> bool {
+    if a == b && (unit_a.is_empty() || unit_b.is_empty() || unit_a == unit_b) {
+        return true;
+    }
+    let (Some((va, ua)), Some((vb, ub))) = (number_value(a), number_value(b)) else {
+        return false;
+    };
+    let ua = if ua.is_empty() { unit_a } else { ua };
+    let ub = if ub.is_empty() { unit_b } else { ub };
+    (va - vb).abs() < 1e-9 && (ua.is_empty() || ub.is_empty() || ua == ub)
+}
+
+/// The canonical unit written as the word after part `i`, "" if none.
+pub fn unit_after(t: &FactText, i: usize) -> &'static str {
+    match t.parts().get(i + 1) {
+        Some(p) if p.join == Join::Apart || p.join == Join::HanRun => {
+            canonical_unit(t.text(p)).unwrap_or("")
+        }
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,414 @@
+//! The word classes fact comparison needs, in English and Chinese: which
+//! words negate, which carry a state or polarity (the words whose loss or
+//! addition flips what a text says), which are filler, and number units.
+//!
+//! Lists, not a dictionary: they name the small closed classes that decide
+//! meaning in alert, log and runbook lines. Everything not listed is a
+//! fact-bearing word and must be quoted as it stands.
+
+/// English negators (after `n't` became the part `t`).
+pub fn is_negator_en(w: &str) -> bool {
+    matches!(
+        w,
+        "not"
+            | "no"
+            | "never"
+            | "none"
+            | "nothing"
+            | "nobody"
+            | "nowhere"
+            | "neither"
+            | "nor"
+            | "without"
+            | "cannot"
+            | "unable"
+            | "t"
+    )
+}
+
+/// Chinese negator characters.
+pub fn is_negator_han(c: char) -> bool {
+    matches!(
+        c,
+        '不' | '没' | '沒' | '未' | '无' | '無' | '非' | '否' | '别' | '勿' | '莫' | '甭'
+    )
+}
+
+/// Two-character Chinese words whose first character is a negator but
+/// which do not negate (非常 "very", 不过 "but", 未来 "future"...).
+pub fn is_han_non_negation(first: char, second: char) -> bool {
+    matches!(
+        (first, second),
+        ('非', '常') | ('不', '过') | ('不', '断') | ('未', '来') | ('无', '论') | ('不', '仅')
+    )
+}
+
+/// English state and polarity words: states of alerts, services and
+/// checks, directions and comparisons. Losing or adding one changes what a
+/// line says even when every other word is kept.
+pub fn is_polarity_en(w: &str) -> bool {
+    matches!(
+        w,
+        "firing"
+            | "resolved"
+            | "pending"
+            | "inactive"
+            | "up"
+            | "down"
+            | "ok"
+            | "healthy"
+            | "unhealthy"
+            | "health"
+            | "available"
+            | "unavailable"
+            | "reachable"
+            | "unreachable"
+            | "success"
+            | "successful"
+            | "successfully"
+            | "succeeded"
+            | "succeed"
+            | "fail"
+            | "failed"
+            | "failing"
+            | "failure"
+            | "failures"
+            | "above"
+            | "below"
+            | "over"
+            | "under"
+            | "exceed"
+            | "exceeded"
+            | "exceeds"
+            | "exceeding"
+            | "higher"
+            | "lower"
+            | "high"
+            | "low"
+            | "increase"
+            | "increased"
+            | "increasing"
+            | "decrease"
+            | "decreased"
+            | "decreasing"
+            | "rising"
+            | "falling"
+            | "dropped"
+            | "enabled"
+            | "disabled"
+            | "true"
+            | "false"
+            | "open"
+            | "closed"
+            | "started"
+            | "stopped"
+            | "running"
+            | "alive"
+            | "dead"
+            | "recovered"
+            | "recovering"
+            | "degraded"
+            | "normal"
+            | "normally"
+            | "abnormal"
+            | "stable"
+            | "unstable"
+            | "fine"
+            | "broken"
+            | "crashed"
+            | "crash"
+            | "crashing"
+            | "killed"
+            | "restarted"
+            | "ruled"
+            | "rule"
+            | "excluded"
+            | "exclude"
+            | "eliminated"
+            | "nonexistent"
+            | "absent"
+            | "clean"
+            | "clear"
+            | "cleared"
+            | "confirmed"
+    )
+}
+
+/// Two-character Chinese state and polarity words.
+pub const POLARITY_HAN: &[&str] = &[
+    "成功", "失败", "正常", "异常", "健康", "恢复", "可用", "超过", "高于", "低于", "升高", "降低",
+    "下降", "上升", "增加", "减少", "排除", "停止", "启动", "宕机", "崩溃", "解决", "触发", "稳定",
+    "故障", "确认", "存在", "良好", "无恙", "完好",
+];
+
+/// Words that carry no fact of their own: articles, auxiliaries,
+/// prepositions, and the nouns a quotation wraps around its facts.
+pub fn is_filler_en(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "an"
+            | "the"
+            | "is"
+            | "are"
+            | "was"
+            | "were"
+            | "be"
+            | "been"
+            | "being"
+            | "has"
+            | "have"
+            | "had"
+            | "of"
+            | "to"
+            | "in"
+            | "on"
+            | "at"
+            | "for"
+            | "and"
+            | "or"
+            | "with"
+            | "by"
+            | "from"
+            | "as"
+            | "it"
+            | "its"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "there"
+            | "which"
+            | "while"
+            | "then"
+            | "so"
+            | "s"
+            | "isn"
+            | "aren"
+            | "wasn"
+            | "weren"
+            | "doesn"
+            | "don"
+            | "didn"
+            | "hasn"
+            | "haven"
+            | "hadn"
+            | "couldn"
+            | "shouldn"
+            | "wouldn"
+            | "won"
+            | "mustn"
+            | "needn"
+            | "ca"
+            | "alert"
+            | "alerts"
+            | "log"
+            | "logs"
+            | "line"
+            | "entry"
+            | "message"
+            | "msg"
+            | "value"
+            | "current"
+            | "currently"
+            | "reported"
+            | "reports"
+            | "shows"
+            | "showed"
+            | "says"
+            | "said"
+            | "event"
+            | "minutes"
+            | "minute"
+            | "mins"
+            | "min"
+            | "seconds"
+            | "second"
+            | "secs"
+            | "sec"
+            | "hours"
+            | "hour"
+            | "hrs"
+            | "milliseconds"
+            | "millis"
+            | "percent"
+            | "pct"
+            | "days"
+            | "day"
+    )
+}
+
+/// Chinese characters that carry no fact of their own.
+pub fn is_filler_han(c: char) -> bool {
+    matches!(
+        c,
+        '的' | '了'
+            | '在'
+            | '是'
+            | '和'
+            | '与'
+            | '及'
+            | '等'
+            | '其'
+            | '有'
+            | '为'
+            | '着'
+            | '个'
+            | '条'
+            | '该'
+            | '此'
+            | '这'
+            | '那'
+            | '中'
+            | '里'
+            | '已'
+            | '经'
+            | '被'
+            | '将'
+            | '会'
+            | '当'
+    )
+}
+
+/// The canonical unit of a unit word or suffix (`m`, `minutes`, `分钟` ->
+/// `min`), or None when it is not a time or percentage unit.
+pub fn canonical_unit(u: &str) -> Option<&'static str> {
+    Some(match u {
+        "" => "",
+        "m" | "min" | "mins" | "minute" | "minutes" | "分钟" | "分" => "min",
+        "s" | "sec" | "secs" | "second" | "seconds" | "秒" => "s",
+        "ms" | "millis" | "millisecond" | "milliseconds" | "毫秒" => "ms",
+        "h" | "hr" | "hrs" | "hour" | "hours" | "小时" => "h",
+        "d" | "day" | "days" | "天" => "d",
+        "percent" | "pct" => "%",
+        _ => return None,
+    })
+}
+
+/// The value of a run of Chinese numerals (`九十二` -> 92), if it is one.
+pub fn han_number(run: &str) -> Option<u64> {
+    let digit = |c: char| -> Option<u64> {
+        Some(match c {
+            '〇' | '零' => 0,
+            '一' => 1,
+            '二' | '两' => 2,
+            '三' => 3,
+            '四' => 4,
+            '五' => 5,
+            '六' => 6,
+            '七' => 7,
+            '八' => 8,
+            '九' => 9,
+            _ => return None,
+        })
+    };
+    let mut total: u64 = 0;
+    let mut section: u64 = 0;
+    let mut current: Option<u64> = None;
+    let mut plain: u64 = 0;
+    let mut only_digits = true;
+    for c in run.chars() {
+        if let Some(d) = digit(c) {
+            current = Some(d);
+            plain = plain.checked_mul(10)?.checked_add(d)?;
+            continue;
+        }
+        only_digits = false;
+        let unit = match c {
+            '十' => 10,
+            '百' => 100,
+            '千' => 1000,
+            '万' => 10_000,
+            '亿' => 100_000_000,
+            _ => return None,
+        };
+        if unit >= 10_000 {
+            section = section.checked_add(current.take().unwrap_or(0))?;
+            total = total.checked_add(section.checked_mul(unit)?)?;
+            section = 0;
+        } else {
+            section = section.checked_add(current.take().unwrap_or(1).checked_mul(unit)?)?;
+        }
+    }
+    if only_digits {
+        return Some(plain);
+    }
+    total
+        .checked_add(section)?
+        .checked_add(current.unwrap_or(0))
+}
+
+/// Whether `c` is a Chinese numeral character.
+pub fn is_han_numeral(c: char) -> bool {
+    matches!(
+        c,
+        '〇' | '零'
+            | '一'
+            | '二'
+            | '两'
+            | '三'
+            | '四'
+            | '五'
+            | '六'
+            | '七'
+            | '八'
+            | '九'
+            | '十'
+            | '百'
+            | '千'
+            | '万'
+            | '亿'
+    )
+}
+
+/// English number words up to ninety-nine (`ninety`, `two`), with their value.
+pub fn number_word(w: &str) -> Option<u64> {
+    Some(match w {
+        "zero" => 0,
+        "one" => 1,
+        "two" => 2,
+        "three" => 3,
+        "four" => 4,
+        "five" => 5,
+        "six" => 6,
+        "seven" => 7,
+        "eight" => 8,
+        "nine" => 9,
+        "ten" => 10,
+        "eleven" => 11,
+        "twelve" => 12,
+        "thirteen" => 13,
+        "fourteen" => 14,
+        "fifteen" => 15,
+        "sixteen" => 16,
+        "seventeen" => 17,
+        "eighteen" => 18,
+        "nineteen" => 19,
+        "twenty" => 20,
+        "thirty" => 30,
+        "forty" => 40,
+        "fifty" => 50,
+        "sixty" => 60,
+        "seventy" => 70,
+        "eighty" => 80,
+        "ninety" => 90,
+        "hundred" => 100,
+        "thousand" => 1000,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn han_numbers() {
+        assert_eq!(han_number("九十二"), Some(92));
+        assert_eq!(han_number("十"), Some(10));
+        assert_eq!(han_number("三万"), Some(30_000));
+        assert_eq!(han_number("一百零五"), Some(105));
+        assert_eq!(han_number("二〇二六"), Some(2026));
+        assert_eq!(han_number("两千"), Some(2000));
+        assert_eq!(han_number("九x"), None);
+    }
+}
