@@ -21,6 +21,10 @@ pub const DEFAULT_API_KEY_ENV: &str = "DIAGRAPH_OPENAI_API_KEY";
 pub const FALLBACK_API_KEY_ENV: &str = "OPENAI_API_KEY";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// A server's Retry-After is honoured up to this many seconds by default.
+pub const DEFAULT_RETRY_AFTER_CAP_SECS: u64 = 30;
+/// The agent roles a model can be named for in `[model.roles]`.
+pub const MODEL_ROLES: [&str; 4] = ["planner", "executor", "verifier", "composer"];
 pub const DEFAULT_PROMQL_TEMPLATE: &str = r#"{__name__=~"up|.*cpu.*", service="{service}"}"#;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -176,6 +180,25 @@ pub struct ModelConfig {
     /// DashScope's qwen3); it cannot replace `model`, `messages`, `tools`
     /// or `tool_choice`.
     pub extra_body: BTreeMap<String, serde_json::Value>,
+    /// A server's Retry-After is honoured up to this.
+    pub retry_after_cap_secs: u64,
+    /// USD per million tokens; unset: costs are unknown (shown as such).
+    pub price_per_million: Option<PricePerMillion>,
+    /// Named models (`[model.models.NAME]`), with the same keys as
+    /// `[model]` and the same defaults; they cannot nest.
+    pub models: BTreeMap<String, ModelConfig>,
+    /// Which named model serves a role; unset roles use `[model]`.
+    pub roles: BTreeMap<String, String>,
+    /// Named models tried in order after a retryable failure of a role's
+    /// model.
+    pub fallbacks: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PricePerMillion {
+    pub prompt: f64,
+    pub completion: f64,
 }
 
 impl Default for ModelConfig {
@@ -190,6 +213,11 @@ impl Default for ModelConfig {
             max_tokens_field: MaxTokensField::MaxTokens,
             temperature: None,
             extra_body: BTreeMap::new(),
+            retry_after_cap_secs: DEFAULT_RETRY_AFTER_CAP_SECS,
+            price_per_million: None,
+            models: BTreeMap::new(),
+            roles: BTreeMap::new(),
+            fallbacks: BTreeMap::new(),
         }
     }
 }
@@ -505,27 +533,36 @@ impl Config {
             source_name: name.into(),
             message,
         };
-        if self.model.timeout_secs == 0 {
-            return Err(bad("model.timeout_secs", "must be at least 1".into()));
+        validate_model(&self.model, "model")?;
+        for (name, m) in &self.model.models {
+            let at = format!("model.models.{name}");
+            validate_model(m, &at)?;
+            if !(m.models.is_empty() && m.roles.is_empty() && m.fallbacks.is_empty()) {
+                return Err(bad(
+                    &at,
+                    "a named model cannot have models, roles or fallbacks of its own".into(),
+                ));
+            }
         }
-        if let Some(t) = self.model.temperature
-            && !(0.0..=2.0).contains(&t)
-        {
-            return Err(bad(
-                "model.temperature",
-                format!("{t} is outside 0 to 2 (leave it unset to send none)"),
-            ));
+        let known = |name: &str, at: String| {
+            if self.model.models.contains_key(name) {
+                Ok(())
+            } else {
+                Err(bad(
+                    &at,
+                    format!("{name:?} is not a model defined under [model.models]"),
+                ))
+            }
+        };
+        for (role, name) in &self.model.roles {
+            check_role(role, "model.roles")?;
+            known(name, format!("model.roles.{role}"))?;
         }
-        if let Some(k) = self
-            .model
-            .extra_body
-            .keys()
-            .find(|k| RESERVED_BODY_FIELDS.contains(&k.as_str()))
-        {
-            return Err(bad(
-                "model.extra_body",
-                format!("{k:?} is part of the conversation and cannot be overridden"),
-            ));
+        for (role, names) in &self.model.fallbacks {
+            check_role(role, "model.fallbacks")?;
+            for name in names {
+                known(name, format!("model.fallbacks.{role}"))?;
+            }
         }
         if self.run.deadline_secs == Some(0) {
             return Err(bad("run.deadline_secs", "must be at least 1".into()));
@@ -573,12 +610,6 @@ impl Config {
                 format!("{:?} is not an http(s) URL", mask_url(url)),
             ));
         }
-        if self.model.provider == Provider::OpenAi && !is_http_url(&self.model.base_url) {
-            return Err(bad(
-                "model.base_url",
-                format!("{:?} is not an http(s) URL", mask_url(&self.model.base_url)),
-            ));
-        }
         Ok(())
     }
 
@@ -597,8 +628,66 @@ impl Config {
     }
 
     pub fn render_masked_with(&self, env: &dyn Fn(&str) -> Option<String>) -> String {
-        render(self, self.model.api_key_source(env))
+        render(self, env)
     }
+}
+
+fn check_role(role: &str, at: &str) -> Result<(), ConfigError> {
+    if MODEL_ROLES.contains(&role) {
+        Ok(())
+    } else {
+        Err(ConfigError::BadValue {
+            source_name: format!("{at}.{role}"),
+            message: format!("{role:?} is not a role ({})", MODEL_ROLES.join(" | ")),
+        })
+    }
+}
+
+/// The checks every model section passes, `[model]` and each named one.
+fn validate_model(m: &ModelConfig, at: &str) -> Result<(), ConfigError> {
+    let bad = |key: &str, message: String| ConfigError::BadValue {
+        source_name: format!("{at}.{key}"),
+        message,
+    };
+    if m.timeout_secs == 0 {
+        return Err(bad("timeout_secs", "must be at least 1".into()));
+    }
+    if let Some(t) = m.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        return Err(bad(
+            "temperature",
+            format!("{t} is outside 0 to 2 (leave it unset to send none)"),
+        ));
+    }
+    if let Some(k) = m
+        .extra_body
+        .keys()
+        .find(|k| RESERVED_BODY_FIELDS.contains(&k.as_str()))
+    {
+        return Err(bad(
+            "extra_body",
+            format!("{k:?} is part of the conversation and cannot be overridden"),
+        ));
+    }
+    if let Some(p) = m.price_per_million
+        && !(p.prompt.is_finite()
+            && p.prompt >= 0.0
+            && p.completion.is_finite()
+            && p.completion >= 0.0)
+    {
+        return Err(bad(
+            "price_per_million",
+            "prices must be zero or more USD per million tokens".into(),
+        ));
+    }
+    if m.provider == Provider::OpenAi && !is_http_url(&m.base_url) {
+        return Err(bad(
+            "base_url",
+            format!("{:?} is not an http(s) URL", mask_url(&m.base_url)),
+        ));
+    }
+    Ok(())
 }
 
 fn parse_provider(v: &str, source_name: &str) -> Result<Provider, ConfigError> {
@@ -648,7 +737,7 @@ pub(crate) fn is_http_url(s: &str) -> bool {
     (s.starts_with("http://") || s.starts_with("https://")) && s.len() > "https://".len()
 }
 
-fn render(c: &Config, key_source: Option<String>) -> String {
+fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String {
     let q = |s: &str| toml::Value::String(s.to_string()).to_string();
     let opt = |k: &str, v: Option<String>| match v {
         Some(v) => format!("{k} = {}\n", q(&v)),
@@ -672,38 +761,27 @@ fn render(c: &Config, key_source: Option<String>) -> String {
         c.otlp_endpoint.as_deref().map(mask_url),
     ));
 
-    let m = &c.model;
-    out.push_str("\n[model]\n");
-    out.push_str(&format!("provider = {}\n", q(m.provider.as_str())));
-    out.push_str(&format!("base_url = {}\n", q(&mask_url(&m.base_url))));
-    out.push_str(&format!("model = {}\n", q(&m.model)));
-    out.push_str(&format!("api_key_env = {}\n", q(&m.api_key_env)));
-    let key = match key_source {
-        Some(var) => format!("*** (from {var})"),
-        None if m.api_key_env.trim().is_empty() => "not used (keyless endpoint)".into(),
-        None => format!("not set (export {})", m.api_key_env.trim()),
-    };
-    out.push_str(&format!("api_key = {}\n", q(&key)));
-    out.push_str(&format!("timeout_secs = {}\n", m.timeout_secs));
-    out.push_str(&match m.max_tokens {
-        Some(t) => format!("max_tokens = {t}\n"),
-        None => "# max_tokens = (not set)\n".into(),
-    });
-    out.push_str(&format!(
-        "max_tokens_field = {}\n",
-        q(m.max_tokens_field.as_str())
-    ));
-    out.push_str(&match m.temperature {
-        Some(t) => format!("temperature = {t}\n"),
-        None => "# temperature = (not set: not sent)\n".into(),
-    });
-    if !m.extra_body.is_empty() {
-        out.push_str("\n[model.extra_body]\n");
-        for (k, v) in &m.extra_body {
-            let value =
-                toml::Value::try_from(v).map_or_else(|_| q(&v.to_string()), |t| t.to_string());
-            out.push_str(&format!("{} = {value}\n", toml_key(k)));
+    render_model(&mut out, &c.model, "model", env);
+    if !c.model.roles.is_empty() {
+        out.push_str("\n[model.roles]\n");
+        for (role, name) in &c.model.roles {
+            out.push_str(&format!("{} = {}\n", toml_key(role), q(name)));
         }
+    }
+    if !c.model.fallbacks.is_empty() {
+        out.push_str("\n[model.fallbacks]\n");
+        for (role, names) in &c.model.fallbacks {
+            let list: Vec<String> = names.iter().map(|n| q(n)).collect();
+            out.push_str(&format!("{} = [{}]\n", toml_key(role), list.join(", ")));
+        }
+    }
+    for (name, m) in &c.model.models {
+        render_model(
+            &mut out,
+            m,
+            &format!("model.models.{}", toml_key(name)),
+            env,
+        );
     }
 
     let r = &c.run;
@@ -745,6 +823,57 @@ fn render(c: &Config, key_source: Option<String>) -> String {
         }
     }
     out
+}
+
+fn render_model(
+    out: &mut String,
+    m: &ModelConfig,
+    table: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    out.push_str(&format!("\n[{table}]\n"));
+    out.push_str(&format!("provider = {}\n", q(m.provider.as_str())));
+    out.push_str(&format!("base_url = {}\n", q(&mask_url(&m.base_url))));
+    out.push_str(&format!("model = {}\n", q(&m.model)));
+    out.push_str(&format!("api_key_env = {}\n", q(&m.api_key_env)));
+    let key = match m.api_key_source(env) {
+        Some(var) => format!("*** (from {var})"),
+        None if m.api_key_env.trim().is_empty() => "not used (keyless endpoint)".into(),
+        None => format!("not set (export {})", m.api_key_env.trim()),
+    };
+    out.push_str(&format!("api_key = {}\n", q(&key)));
+    out.push_str(&format!("timeout_secs = {}\n", m.timeout_secs));
+    out.push_str(&match m.max_tokens {
+        Some(t) => format!("max_tokens = {t}\n"),
+        None => "# max_tokens = (not set)\n".into(),
+    });
+    out.push_str(&format!(
+        "max_tokens_field = {}\n",
+        q(m.max_tokens_field.as_str())
+    ));
+    out.push_str(&match m.temperature {
+        Some(t) => format!("temperature = {t}\n"),
+        None => "# temperature = (not set: not sent)\n".into(),
+    });
+    out.push_str(&format!(
+        "retry_after_cap_secs = {}\n",
+        m.retry_after_cap_secs
+    ));
+    if let Some(p) = m.price_per_million {
+        out.push_str(&format!(
+            "price_per_million = {{ prompt = {}, completion = {} }}\n",
+            p.prompt, p.completion
+        ));
+    }
+    if !m.extra_body.is_empty() {
+        out.push_str(&format!("\n[{table}.extra_body]\n"));
+        for (k, v) in &m.extra_body {
+            let value =
+                toml::Value::try_from(v).map_or_else(|_| q(&v.to_string()), |t| t.to_string());
+            out.push_str(&format!("{} = {value}\n", toml_key(k)));
+        }
+    }
 }
 
 fn toml_key(k: &str) -> String {

@@ -4,7 +4,7 @@
 
 use super::shipped::{shipped_pack_dir, shipped_scenarios_dir};
 use super::{Cli, CliError, ModelChoice};
-use crate::config::{Config, ConfigFlags, LogsBackend, MetricsBackend, Provider};
+use crate::config::{Config, ConfigFlags, LogsBackend, MetricsBackend};
 use crate::engine::nodes::gatekeeper::GatekeeperRules;
 use crate::engine::prompts::Prompts;
 use crate::engine::{Engine, EngineConfig};
@@ -138,10 +138,7 @@ impl Setup {
         }
 
         let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
-        let model: Arc<dyn ChatModel> = match config.model.provider {
-            Provider::Offline => fallthrough.clone(),
-            Provider::OpenAi => Arc::new(crate::model::openai::OpenAiModel::from_config(config)?),
-        };
+        let model = crate::model::routed::from_config(&config.model, fallthrough.clone())?;
         let prompts = match &config.prompts_dir {
             Some(dir) => Prompts::from_dir(dir)?,
             None => Prompts::shipped(),

@@ -46,6 +46,12 @@ pub struct EngineConfig {
     /// Wall-clock budget of a run: model calls after it fail as timeouts
     /// and the run ends in its fallback. None: no deadline.
     pub run_deadline: Option<Duration>,
+    /// The wait before a technical retry after a retryable model failure:
+    /// doubled per attempt, with jitter, at least the server's Retry-After.
+    pub retry_backoff: Duration,
+    /// No wait before a retry is longer than this (nor than what is left
+    /// of the run deadline).
+    pub retry_backoff_max: Duration,
     /// How long to keep retrying the store after it failed mid-run, before
     /// giving up (the next start marks the run FAILED).
     pub store_recovery_timeout: Duration,
@@ -62,6 +68,8 @@ impl Default for EngineConfig {
                 .map(|s| s.to_string())
                 .collect(),
             run_deadline: None,
+            retry_backoff: Duration::from_millis(500),
+            retry_backoff_max: Duration::from_secs(30),
             store_recovery_timeout: Duration::from_secs(30),
         }
     }

@@ -48,6 +48,7 @@ pub fn model_failure(role: AgentRole, e: &ModelError) -> Failure {
     let lower = e.message.to_ascii_lowercase();
     let class = match e.kind {
         ModelErrorKind::Timeout => FailureClass::Timeout,
+        ModelErrorKind::Quota => FailureClass::Quota,
         ModelErrorKind::RateLimited if lower.contains("quota") => FailureClass::Quota,
         ModelErrorKind::RateLimited => FailureClass::RateLimited,
         ModelErrorKind::ServerError => FailureClass::ServerError,

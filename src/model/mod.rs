@@ -8,6 +8,7 @@
 
 pub mod offline;
 pub mod openai;
+pub mod routed;
 pub mod scripted;
 
 use crate::vocab::agent::AgentRole;
@@ -120,10 +121,20 @@ pub enum FinishReason {
     Other,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// Token usage of one model call, as the server reported it, and its cost
+/// from the model's price table. Reasoning and cached tokens are parts of
+/// completion and prompt tokens, present only when the server reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// USD; None when the model has no price configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Usage {
@@ -138,6 +149,10 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub usage: Usage,
+    /// The model that answered, when it is not the one the role names
+    /// (a fallback served it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<String>,
     /// Reasoning the server sent beside the answer (`reasoning_content`,
     /// `reasoning`): recorded with the step, never parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,6 +180,9 @@ pub enum ModelErrorKind {
     Connection,
     Unauthorized,
     BadRequest,
+    /// Quota or credit exhausted (`insufficient_quota`, HTTP 402): waiting
+    /// does not help, so it is not retried.
+    Quota,
     Config,
     /// The answer broke the provider protocol (no choices, bad body...).
     Protocol,
@@ -192,6 +210,7 @@ impl ModelErrorKind {
             ModelErrorKind::Connection => "connection",
             ModelErrorKind::Unauthorized => "unauthorized",
             ModelErrorKind::BadRequest => "bad_request",
+            ModelErrorKind::Quota => "quota",
             ModelErrorKind::Config => "config",
             ModelErrorKind::Protocol => "protocol",
             ModelErrorKind::Uncovered => "uncovered",
@@ -207,6 +226,7 @@ impl ModelErrorKind {
             Connection,
             Unauthorized,
             BadRequest,
+            Quota,
             Config,
             Protocol,
             Uncovered,
@@ -221,6 +241,10 @@ impl ModelErrorKind {
 pub struct ModelError {
     pub kind: ModelErrorKind,
     pub message: String,
+    /// How long the server asked the caller to wait (Retry-After), already
+    /// capped; the graph waits at least this long before a retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl ModelError {
@@ -228,6 +252,7 @@ impl ModelError {
         ModelError {
             kind,
             message: message.into(),
+            retry_after: None,
         }
     }
 

@@ -346,8 +346,10 @@ impl ChatModel for ScriptedModel {
                     usage: Usage {
                         prompt_tokens,
                         completion_tokens,
+                        ..Usage::default()
                     },
                     reasoning: None,
+                    served_by: None,
                     notes: vec![],
                 })
             }
@@ -373,8 +375,10 @@ impl ChatModel for ScriptedModel {
                     usage: Usage {
                         prompt_tokens,
                         completion_tokens: 16,
+                        ..Usage::default()
                     },
                     reasoning: None,
+                    served_by: None,
                     notes: vec![],
                 })
             }

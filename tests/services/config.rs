@@ -440,3 +440,86 @@ fn bad_model_settings_are_named() {
         assert!(e.to_string().contains(name), "{name}: {e}");
     }
 }
+
+#[test]
+fn named_models_roles_fallbacks_prices_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+[model]
+provider = "openai"
+model = "gpt-4o-mini"
+retry_after_cap_secs = 10
+price_per_million = { prompt = 0.15, completion = 0.6 }
+
+[model.models.reasoner]
+provider = "openai"
+base_url = "https://api.deepseek.com/v1"
+model = "deepseek-reasoner"
+api_key_env = "DEEPSEEK_API_KEY"
+
+[model.models.local]
+provider = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen3:8b"
+api_key_env = ""
+
+[model.roles]
+verifier = "reasoner"
+
+[model.fallbacks]
+verifier = ["local"]
+"#;
+    let flags = ConfigFlags {
+        config_file: Some(write(dir.path(), text)),
+        ..Default::default()
+    };
+    let c = Config::load_with(&flags, &env_of(&[("DEEPSEEK_API_KEY", "sk-deep")]), None).unwrap();
+    assert_eq!(c.model.retry_after_cap_secs, 10);
+    assert_eq!(c.model.price_per_million.unwrap().completion, 0.6);
+    assert_eq!(c.model.roles["verifier"], "reasoner");
+    assert_eq!(c.model.fallbacks["verifier"], vec!["local".to_string()]);
+    assert_eq!(c.model.models["reasoner"].model, "deepseek-reasoner");
+    let shown = c.render_masked_with(&env_of(&[("DEEPSEEK_API_KEY", "sk-deep")]));
+    for line in [
+        "[model.models.reasoner]",
+        "api_key = \"*** (from DEEPSEEK_API_KEY)\"",
+        "[model.roles]",
+        "verifier = [\"local\"]",
+        "price_per_million = { prompt = 0.15, completion = 0.6 }",
+    ] {
+        assert!(shown.contains(line), "{line} in {shown}");
+    }
+    assert!(!shown.contains("sk-deep"));
+    toml::from_str::<toml::Value>(&shown).unwrap();
+
+    for (bad, name) in [
+        ("[model.roles]\nplanner = \"nope\"\n", "model.roles.planner"),
+        (
+            "[model.roles]\njudge = \"x\"\n[model.models.x]\n",
+            "model.roles.judge",
+        ),
+        (
+            "[model.fallbacks]\ncomposer = [\"ghost\"]\n",
+            "model.fallbacks.composer",
+        ),
+        (
+            "[model.models.x]\ntimeout_secs = 0\n",
+            "model.models.x.timeout_secs",
+        ),
+        (
+            "[model.models.x.roles]\nplanner = \"x\"\n",
+            "model.models.x",
+        ),
+        (
+            "[model]\nprice_per_million = { prompt = -1.0, completion = 1.0 }\n",
+            "price_per_million",
+        ),
+    ] {
+        let flags = ConfigFlags {
+            config_file: Some(write(dir.path(), bad)),
+            ..Default::default()
+        };
+        let e = Config::load_with(&flags, &env_of(&[]), None).unwrap_err();
+        assert!(e.to_string().contains(name), "{name}: {e}");
+    }
+}

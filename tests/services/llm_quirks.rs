@@ -6,6 +6,7 @@ use crate::aimock::{Aimock, on_user};
 use crate::fake_llm::{KEY, shop};
 use crate::fault_proxy::{FaultProxy, Quirk};
 use crate::helpers::base_engine;
+use diagraph::config::{ModelConfig, Provider};
 use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, ChatRequest, Message, ModelErrorKind};
@@ -287,4 +288,364 @@ async fn a_base_url_query_string_is_kept_and_its_secret_masked() {
         .unwrap_err();
     assert_eq!(e.kind, ModelErrorKind::Connection);
     assert!(!e.message.contains("SECRET-IN-URL"), "{e}");
+}
+
+fn rate_limited(retry_after_secs: u64) -> Value {
+    json!({"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error",
+        "code": "rate_limit_exceeded"}, "status": 429, "retryAfter": retry_after_secs})
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_up_to_the_cap() {
+    let fixtures = json!([
+        {"match": {"userMessage": "retry", "sequenceIndex": 0}, "response": rate_limited(2)},
+        {"match": {"userMessage": "retry", "sequenceIndex": 1}, "response": {"content": "{\"ok\": 1}"}},
+    ]);
+    let Some(mock) = Aimock::start("retry_after_is_honoured_up_to_the_cap", fixtures.clone())
+    else {
+        return;
+    };
+    // The server asks for 2 s: waited in full (the old provider cut it to 2 s
+    // at most; the default cap is 30 s).
+    let started = std::time::Instant::now();
+    let r = OpenAiModel::new(config(&mock.base_url(), "gpt-4o-mini"))
+        .unwrap()
+        .chat(&ask("retry"))
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("back-off 2000 ms (Retry-After)")),
+        "{:?}",
+        r.notes
+    );
+
+    // A cap of 1 s: waited 1 s, and the note says it was capped.
+    let Some(mock) = Aimock::start("retry_after_is_honoured_up_to_the_cap", fixtures) else {
+        return;
+    };
+    let mut cfg = config(&mock.base_url(), "gpt-4o-mini");
+    cfg.max_rate_limit_backoff = Duration::from_secs(1);
+    let started = std::time::Instant::now();
+    let r = OpenAiModel::new(cfg)
+        .unwrap()
+        .chat(&ask("retry"))
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(1) && waited < Duration::from_millis(1900),
+        "{waited:?}"
+    );
+    assert!(
+        r.notes.iter().any(|n| n.contains("capped at 1000 ms")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_call_budget_is_honoured_by_the_graph_with_back_off() {
+    let fixtures = json!([
+        {"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 0}, "response": rate_limited(1)},
+        {"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 1}, "response": {"content": PLAN}},
+    ]);
+    let Some(mock) = Aimock::start(
+        "a_retry_after_beyond_the_call_budget_is_honoured_by_the_graph_with_back_off",
+        fixtures,
+    ) else {
+        return;
+    };
+    // The call may take 500 ms: the 1 s Retry-After does not fit, so the
+    // provider gives it to the graph, which waits it before its retry.
+    let mut cfg = config(&mock.base_url(), "gpt-4o-mini");
+    cfg.timeout = Duration::from_millis(500);
+    let (mut engine, recorder) = engine_on(cfg);
+    engine.config.retry_backoff = Duration::from_millis(100);
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    let hops = format!("{:?}", outcome.end.trace.transitions);
+    assert!(hops.contains("PlannerTechnicalRetry"), "{hops}");
+    let steps = recorder.snapshot().steps;
+    let planner: Vec<_> = steps.iter().filter(|s| s.agent_name == "planner").collect();
+    assert_eq!(planner.len(), 2);
+    assert!(
+        planner[0]
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("Rate limit reached"),
+        "{:?}",
+        planner[0]
+    );
+    assert!(planner[1].error.is_none(), "{:?}", planner[1]);
+    let waited: u64 = planner[1]
+        .thought
+        .split("[engine] waited ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no wait recorded: {}", planner[1].thought));
+    assert!((1000..2000).contains(&waited), "{waited}");
+    let got = mock.journal().await;
+    assert!(got.len() >= 2);
+}
+
+#[tokio::test]
+async fn graph_retries_back_off_exponentially_with_jitter() {
+    // A 503 without a hint: the wait before the retry is the back-off,
+    // half to all of base x 2^(attempt-1).
+    let fixtures = json!([
+        {"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 0},
+         "response": {"error": {"message": "overloaded", "type": "server_error"}, "status": 503}},
+        {"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 1}, "response": {"content": PLAN}},
+    ]);
+    let Some(mock) = Aimock::start("graph_retries_back_off_exponentially_with_jitter", fixtures)
+    else {
+        return;
+    };
+    let (mut engine, recorder) = engine_on(config(&mock.base_url(), "gpt-4o-mini"));
+    engine.config.retry_backoff = Duration::from_millis(400);
+    let started = std::time::Instant::now();
+    engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    let steps = recorder.snapshot().steps;
+    let retry = steps
+        .iter()
+        .filter(|s| s.agent_name == "planner")
+        .nth(1)
+        .unwrap();
+    let waited: u64 = retry
+        .thought
+        .split("[engine] waited ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no wait recorded: {}", retry.thought));
+    assert!((200..=400).contains(&waited), "{waited}");
+}
+
+#[tokio::test]
+async fn quota_exhaustion_is_not_retried_and_keeps_the_providers_message() {
+    let quota = json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+        "type": "insufficient_quota", "code": "insufficient_quota"}, "status": 429});
+    let Some(mock) = Aimock::start(
+        "quota_exhaustion_is_not_retried_and_keeps_the_providers_message",
+        json!([{"match": {"systemMessage": "# Role: Planner"}, "response": quota}]),
+    ) else {
+        return;
+    };
+    let (engine, _) = engine_on(config(&mock.base_url(), "gpt-4o-mini"));
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    assert!(outcome.end.degraded);
+    let failure = outcome.end.failure.clone().unwrap();
+    assert_eq!(failure.class.as_str(), "quota", "{failure:?}");
+    assert!(
+        failure.message.contains("You exceeded your current quota"),
+        "{failure:?}"
+    );
+    let hops = format!("{:?}", outcome.end.trace.transitions);
+    assert!(!hops.contains("PlannerTechnicalRetry"), "{hops}");
+    // One request: no provider back-off, no graph retry.
+    assert_eq!(mock.received().await.len(), 1);
+}
+
+fn section(base_url: &str, model: &str) -> ModelConfig {
+    ModelConfig {
+        provider: Provider::OpenAi,
+        base_url: base_url.into(),
+        model: model.into(),
+        api_key_env: String::new(),
+        ..ModelConfig::default()
+    }
+}
+
+fn routed_engine(config: &ModelConfig) -> (Engine, Arc<MemoryRecorder>) {
+    let (registry, services) = shop();
+    let recorder = Arc::new(MemoryRecorder::new());
+    let offline: Arc<dyn ChatModel> = Arc::new(diagraph::model::offline::OfflineModel::new());
+    let engine = Engine {
+        model: diagraph::model::routed::from_config(config, offline).unwrap(),
+        tools: Arc::new(registry),
+        catalog: Arc::new(Catalog::new(vec![], vec![], services)),
+        ..base_engine(recorder.clone())
+    };
+    (engine, recorder)
+}
+
+fn executor_fixtures(model: &str) -> Vec<Value> {
+    let mut call = role("Executor");
+    call["model"] = json!(model);
+    call["hasToolResult"] = json!(false);
+    let mut done = role("Executor");
+    done["model"] = json!(model);
+    done["hasToolResult"] = json!(true);
+    vec![
+        json!({"match": call, "response": {"toolCalls": [
+            {"name": "query_metrics", "arguments": {"service": "payment-service"}}]}}),
+        json!({"match": done, "response": {"content": NO_CLAIMS}}),
+    ]
+}
+
+#[tokio::test]
+async fn each_role_is_served_by_its_named_model() {
+    let mut fixtures = vec![
+        json!({"match": {"systemMessage": "# Role: Planner", "model": "small-planner"},
+        "response": {"content": PLAN}}),
+    ];
+    fixtures.extend(executor_fixtures("big-executor"));
+    let Some(mock) = Aimock::start(
+        "each_role_is_served_by_its_named_model",
+        Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let mut config = section(&mock.base_url(), "big-executor");
+    config
+        .models
+        .insert("small".into(), section(&mock.base_url(), "small-planner"));
+    config.roles.insert("planner".into(), "small".into());
+    let (engine, _) = routed_engine(&config);
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    let models: Vec<(String, String)> = mock
+        .received()
+        .await
+        .iter()
+        .map(|b| {
+            let role = b["messages"][0]["content"].as_str().unwrap_or("");
+            let role = role.lines().next().unwrap_or("").to_string();
+            (role, b["model"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    assert!(models.len() >= 3, "{models:?}");
+    for (role, model) in &models {
+        let want = if role.contains("Planner") {
+            "small-planner"
+        } else {
+            "big-executor"
+        };
+        assert_eq!(model, want, "{role}: {models:?}");
+    }
+    // The run records which model served each role.
+    let served = &outcome.sources.models;
+    assert!(
+        served["planner"].contains("small") && served["planner"].contains("small-planner"),
+        "{served:?}"
+    );
+    assert!(served["executor"].contains("big-executor"), "{served:?}");
+}
+
+#[tokio::test]
+async fn a_retryable_failure_falls_back_to_the_next_model_but_quota_does_not() {
+    let mut fixtures = vec![
+        json!({"match": {"model": "primary"},
+            "response": {"error": {"message": "The server is overloaded", "type": "server_error"}, "status": 503}}),
+        json!({"match": {"systemMessage": "# Role: Planner", "model": "backup"}, "response": {"content": PLAN}}),
+    ];
+    fixtures.extend(executor_fixtures("main"));
+    let Some(mock) = Aimock::start(
+        "a_retryable_failure_falls_back_to_the_next_model_but_quota_does_not",
+        Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let mut config = section(&mock.base_url(), "main");
+    config
+        .models
+        .insert("primary".into(), section(&mock.base_url(), "primary"));
+    config
+        .models
+        .insert("backup".into(), section(&mock.base_url(), "backup"));
+    config.roles.insert("planner".into(), "primary".into());
+    config
+        .fallbacks
+        .insert("planner".into(), vec!["backup".into()]);
+    let (engine, recorder) = routed_engine(&config);
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    let hops = format!("{:?}", outcome.end.trace.transitions);
+    assert!(
+        !hops.contains("PlannerTechnicalRetry"),
+        "the fallback answered at once: {hops}"
+    );
+    let planner = recorder
+        .snapshot()
+        .steps
+        .into_iter()
+        .find(|s| s.agent_name == "planner")
+        .unwrap();
+    assert!(planner.error.is_none(), "{planner:?}");
+    assert!(
+        planner
+            .thought
+            .contains("served by fallback model backup after")
+            && planner.thought.contains("overloaded"),
+        "{}",
+        planner.thought
+    );
+    assert!(outcome.sources.models["planner"].contains("fallbacks: backup"));
+    let sent: Vec<String> = mock
+        .received()
+        .await
+        .iter()
+        .map(|b| b["model"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(&sent[..2], ["primary", "backup"], "{sent:?}");
+
+    // An exhausted quota is not something another model fixes... but it
+    // is the primary's account: no fallback is tried for a non-retryable
+    // failure.
+    let Some(mock) = Aimock::start(
+        "a_retryable_failure_falls_back_to_the_next_model_but_quota_does_not",
+        json!([
+            {"match": {"model": "primary"}, "response": {"error": {"message": "You exceeded your current quota",
+                "type": "insufficient_quota", "code": "insufficient_quota"}, "status": 429}},
+            {"match": {"model": "backup"}, "response": {"content": PLAN}},
+        ]),
+    ) else {
+        return;
+    };
+    let mut config = section(&mock.base_url(), "main");
+    config
+        .models
+        .insert("primary".into(), section(&mock.base_url(), "primary"));
+    config
+        .models
+        .insert("backup".into(), section(&mock.base_url(), "backup"));
+    config.roles.insert("planner".into(), "primary".into());
+    config
+        .fallbacks
+        .insert("planner".into(), vec!["backup".into()]);
+    let (engine, _) = routed_engine(&config);
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.end.failure.unwrap().class.as_str(), "quota");
+    let sent: Vec<String> = mock
+        .received()
+        .await
+        .iter()
+        .map(|b| b["model"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(sent, ["primary"]);
 }

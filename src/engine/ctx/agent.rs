@@ -86,6 +86,16 @@ impl RunCtx<'_> {
                 foreign_invocation_id: None,
             },
         };
+        let waited = match self.backoff.take() {
+            Some(wait) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = self.cancel.cancelled() => {}
+                }
+                Some(wait)
+            }
+            None => None,
+        };
         let t0 = Instant::now();
         let response = tokio::select! {
             r = self.chat_within_deadline(&request) => Some(r),
@@ -124,11 +134,15 @@ impl RunCtx<'_> {
                 }
                 // Provider notes (e.g. a reported 429 back-off) belong in the
                 // audit trail of the step that incurred them.
-                for note in &r.notes {
+                let engine_note = waited
+                    .map(|w| format!("[engine] waited {} ms before this retry", w.as_millis()));
+                for note in engine_note.iter().chain(&r.notes) {
                     if !thought.is_empty() {
                         thought.push('\n');
                     }
-                    thought.push_str("[provider] ");
+                    if !note.starts_with("[engine]") {
+                        thought.push_str("[provider] ");
+                    }
                     thought.push_str(note);
                 }
                 (
@@ -158,6 +172,9 @@ impl RunCtx<'_> {
                 origin: Origin::Model(role),
                 failure: model_failure(role, e),
             });
+            if e.is_retryable() {
+                self.backoff = Some(self.retry_wait(attempt, e.retry_after));
+            }
         }
         self.state.counters.tokens += tokens;
         self.state.counters.agent_steps += 1;
@@ -222,6 +239,25 @@ impl RunCtx<'_> {
         tokio::time::timeout(left, self.engine.model.chat(request))
             .await
             .unwrap_or_else(|_| Err(reached()))
+    }
+
+    /// The wait before the retry that follows a retryable failure of
+    /// `attempt`: exponential (base × 2^(attempt-1)) with jitter (half to
+    /// all of it), at least the server's hint, at most the configured
+    /// maximum and what is left of the run deadline.
+    fn retry_wait(&self, attempt: u32, hint: Option<std::time::Duration>) -> std::time::Duration {
+        let cfg = &self.engine.config;
+        let exp = cfg
+            .retry_backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+        let jittered = exp.mul_f64(0.5 + 0.5 * jitter());
+        let mut wait = jittered
+            .max(hint.unwrap_or_default())
+            .min(cfg.retry_backoff_max);
+        if let Some(deadline) = cfg.run_deadline {
+            wait = wait.min(deadline.saturating_sub(self.started.elapsed()));
+        }
+        wait
     }
 
     /// One attempt of a JSON-only role (Planner, Verifier, Composer): render
@@ -296,4 +332,17 @@ pub(crate) fn parse_status_str(status: crate::vocab::contracts::ParseStatus) -> 
         ParseStatus::Missing => "missing",
         ParseStatus::Malformed => "malformed",
     }
+}
+
+/// A number in [0, 1) that differs between calls and processes (the
+/// jitter of retry back-offs; not for anything that needs real randomness).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }

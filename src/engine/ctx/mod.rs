@@ -73,6 +73,9 @@ pub(crate) struct RunCtx<'a> {
     pub cancel: CancellationToken,
     /// What serves this run (the outcome reports it).
     pub sources: std::sync::Arc<crate::vocab::run::RunSources>,
+    /// The wait owed before the next model call: set by a retryable model
+    /// failure, whose technical retry is that next call.
+    pub backoff: Option<std::time::Duration>,
 }
 
 impl RunCtx<'_> {

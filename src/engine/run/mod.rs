@@ -229,6 +229,7 @@ impl Engine {
             verdicts: VerdictSnapshot::default(),
             cancel: request.cancel.clone(),
             sources: Arc::clone(&sources),
+            backoff: None,
         };
         let gate = request.step_gate.take();
         let scenario = request.scenario.take();

@@ -27,16 +27,58 @@ pub fn status_kind(status: u16) -> ModelErrorKind {
     }
 }
 
+/// Error codes that mean the account's quota or credit is spent: OpenAI's
+/// `insufficient_quota` (sent with HTTP 429), DeepSeek's insufficient
+/// balance (402), DashScope's `Arrearage`, and the like.
+const QUOTA_CODES: &[&str] = &[
+    "insufficient_quota",
+    "quota_exceeded",
+    "billing_hard_limit_reached",
+    "insufficient_balance",
+    "arrearage",
+    "payment_required",
+];
+
+/// Whether an error answer says the quota or credit is exhausted, which no
+/// back-off cures (a 429 that is only a rate limit is not).
+pub fn is_quota(status: u16, error: Option<&Value>) -> bool {
+    if status == 402 {
+        return true;
+    }
+    let Some(err) = error else {
+        return false;
+    };
+    let field = |k: &str| {
+        err.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default()
+    };
+    let (code, kind, message) = (field("code"), field("type"), field("message"));
+    QUOTA_CODES.contains(&code.as_str())
+        || QUOTA_CODES.contains(&kind.as_str())
+        || message.contains("exceeded your current quota")
+        || message.contains("insufficient balance")
+}
+
 /// A non-2xx answer as a classified error with the provider's own message.
 pub fn status_error(status: u16, body: &[u8]) -> ModelError {
-    let kind = status_kind(status);
-    let detail = serde_json::from_slice::<Value>(body)
+    let error = serde_json::from_slice::<Value>(body)
         .ok()
-        .and_then(|v| v.get("error").map(error_text))
+        .and_then(|v| v.get("error").cloned());
+    let kind = if is_quota(status, error.as_ref()) {
+        ModelErrorKind::Quota
+    } else {
+        status_kind(status)
+    };
+    let detail = error
+        .as_ref()
+        .map(error_text)
         .unwrap_or_else(|| snippet(body, 200));
     let hint = match kind {
         ModelErrorKind::Unauthorized => " (check the API key variable named by model.api_key_env)",
         ModelErrorKind::BadRequest if status == 404 => " (check model.base_url and model.model)",
+        ModelErrorKind::Quota => " (the account's quota or credit is exhausted; not retried)",
         _ => "",
     };
     let detail = if detail.is_empty() {
@@ -161,6 +203,28 @@ mod tests {
         let m = redact(&e.message, Some("sk-secret-123"));
         assert!(!m.contains("sk-secret-123") && m.contains("***"), "{m}");
         assert!(m.contains("invalid_api_key"));
+    }
+
+    #[test]
+    fn quota_exhaustion_is_its_own_class_with_the_providers_words() {
+        for (status, body) in [
+            (429, &br#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#[..]),
+            (402, br#"{"error":{"message":"Insufficient Balance","type":"unknown_error"}}"#),
+            (400, br#"{"error":{"message":"Access denied, please make sure your account is in good standing.","code":"Arrearage"}}"#),
+        ] {
+            let e = status_error(status, body);
+            assert_eq!(e.kind, ModelErrorKind::Quota, "{status}: {e}");
+            assert!(!e.is_retryable());
+            assert!(e.message.contains(&format!("HTTP {status}")), "{e}");
+        }
+        let e = status_error(
+            429,
+            br#"{"error":{"message":"You exceeded your current quota"}}"#,
+        );
+        assert!(e.message.contains("You exceeded your current quota"), "{e}");
+        // A plain rate limit stays retryable.
+        let e = status_error(429, br#"{"error":{"message":"Rate limit reached for requests","code":"rate_limit_exceeded"}}"#);
+        assert_eq!(e.kind, ModelErrorKind::RateLimited);
     }
 
     #[test]

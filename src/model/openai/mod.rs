@@ -69,8 +69,26 @@ pub struct OpenAiConfig {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Wait before the one 429 retry when the server sends no Retry-After.
     pub rate_limit_backoff: Duration,
-    /// Upper bound on a Retry-After the provider will honour.
+    /// Upper bound on a Retry-After the provider (and the graph after it)
+    /// will honour.
     pub max_rate_limit_backoff: Duration,
+    /// USD per million tokens; None: cost unknown.
+    pub price: Option<Price>,
+}
+
+/// USD per million prompt and completion tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub prompt: f64,
+    pub completion: f64,
+}
+
+impl Price {
+    pub fn cost(&self, usage: &crate::model::Usage) -> f64 {
+        (usage.prompt_tokens as f64 * self.prompt
+            + usage.completion_tokens as f64 * self.completion)
+            / 1_000_000.0
+    }
 }
 
 impl OpenAiConfig {
@@ -86,7 +104,10 @@ impl OpenAiConfig {
             temperature: None,
             extra_body: serde_json::Map::new(),
             rate_limit_backoff: Duration::from_millis(500),
-            max_rate_limit_backoff: Duration::from_secs(2),
+            max_rate_limit_backoff: Duration::from_secs(
+                crate::config::DEFAULT_RETRY_AFTER_CAP_SECS,
+            ),
+            price: None,
         }
     }
 
@@ -107,6 +128,11 @@ impl OpenAiConfig {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            max_rate_limit_backoff: Duration::from_secs(model.retry_after_cap_secs),
+            price: model.price_per_million.map(|p| Price {
+                prompt: p.prompt,
+                completion: p.completion,
+            }),
             ..OpenAiConfig::new(&model.base_url, &model.model)
         }
     }
@@ -210,57 +236,80 @@ impl OpenAiModel {
         Ok((status, headers, bytes))
     }
 
+    /// The server's wait hint of a 429 or 503: `retry-after-ms` (OpenAI's
+    /// more precise one), else `Retry-After` in seconds.
+    fn retry_hint(headers: &HeaderMap) -> Option<Duration> {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        header("retry-after-ms")
+            .and_then(|v| errors::retry_after(Some(v)))
+            .map(|d| d / 1000)
+            .or_else(|| errors::retry_after(header(RETRY_AFTER.as_str())))
+    }
+
+    /// A non-2xx answer as an error carrying the server's (capped) wait
+    /// hint, which the graph honours before its own retry.
+    fn status_failure(&self, status: u16, headers: &HeaderMap, bytes: &[u8]) -> ModelError {
+        let mut e = errors::status_error(status, bytes);
+        if e.is_retryable() {
+            e.retry_after =
+                Self::retry_hint(headers).map(|h| h.min(self.cfg.max_rate_limit_backoff));
+        }
+        e
+    }
+
     async fn exchange(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let deadline = Instant::now() + self.cfg.timeout;
         let body = wire::request_body(&self.cfg, request);
-        let (mut status, headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
+        let (mut status, mut headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
         let mut notes = Vec::new();
-        if status == 429 {
-            let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-            // OpenAI documents `retry-after-ms` as the more precise hint.
-            let hinted = header("retry-after-ms")
-                .and_then(|v| errors::retry_after(Some(v)))
-                .map(|d| d / 1000)
-                .or_else(|| errors::retry_after(header(RETRY_AFTER.as_str())));
-            let wait = hinted
-                .unwrap_or(self.cfg.rate_limit_backoff)
-                .min(self.cfg.max_rate_limit_backoff);
+        // One back-off inside the budget for a rate limit; never for an
+        // exhausted quota, which waiting does not cure.
+        if status == 429 && errors::status_error(status, &bytes).kind != ModelErrorKind::Quota {
+            let hinted = Self::retry_hint(&headers);
+            let cap = self.cfg.max_rate_limit_backoff;
+            let wait = hinted.unwrap_or(self.cfg.rate_limit_backoff).min(cap);
             let remaining = deadline.saturating_duration_since(Instant::now() + wait);
             if remaining < MIN_RETRY_BUDGET {
-                return Err(ModelError::new(
-                    ModelErrorKind::RateLimited,
-                    format!(
-                        "HTTP 429 and no time left in the {} ms budget for a back-off of {} ms",
-                        self.cfg.timeout.as_millis(),
-                        wait.as_millis()
-                    ),
-                ));
+                let mut e = self.status_failure(status, &headers, &bytes);
+                e.message = format!(
+                    "{}; a back-off of {} ms does not fit the {} ms budget of this call",
+                    e.message,
+                    wait.as_millis(),
+                    self.cfg.timeout.as_millis()
+                );
+                e.retry_after = Some(wait);
+                return Err(e);
             }
             tokio::time::sleep(wait).await;
-            (status, _, bytes) = self.post(&body, remaining).await?;
+            (status, headers, bytes) = self.post(&body, remaining).await?;
+            let how = match hinted {
+                Some(h) if h > cap => format!(
+                    " (Retry-After {} ms, capped at {} ms)",
+                    h.as_millis(),
+                    cap.as_millis()
+                ),
+                Some(_) => " (Retry-After)".to_string(),
+                None => String::new(),
+            };
             if status == 429 {
-                return Err(ModelError::new(
-                    ModelErrorKind::RateLimited,
-                    format!(
-                        "HTTP 429 twice; backed off {} ms once and stopped",
-                        wait.as_millis()
-                    ),
-                ));
+                let mut e = self.status_failure(status, &headers, &bytes);
+                e.message = format!(
+                    "{} (again after one back-off of {} ms{how})",
+                    e.message,
+                    wait.as_millis()
+                );
+                return Err(e);
             }
             notes.push(format!(
-                "429 back-off {} ms{}, then retried once",
-                wait.as_millis(),
-                if hinted.is_some() {
-                    " (Retry-After)"
-                } else {
-                    ""
-                }
+                "429 back-off {} ms{how}, then retried once",
+                wait.as_millis()
             ));
         }
         if !(200..300).contains(&status) {
-            return Err(errors::status_error(status, &bytes));
+            return Err(self.status_failure(status, &headers, &bytes));
         }
         let mut response = wire::parse_response(&bytes)?;
+        response.usage.cost_usd = self.cfg.price.map(|p| p.cost(&response.usage));
         response.notes.extend(notes);
         Ok(response)
     }

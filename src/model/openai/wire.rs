@@ -188,6 +188,7 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         finish_reason,
         usage: parse_usage(root.get("usage")),
         reasoning,
+        served_by: None,
         notes,
     })
 }
@@ -259,15 +260,25 @@ fn function_call(f: &Map<String, Value>, index: usize) -> Option<ToolCall> {
     })
 }
 
+/// `usage` with its optional details: reasoning tokens
+/// (`completion_tokens_details.reasoning_tokens`) and cached prompt tokens
+/// (`prompt_tokens_details.cached_tokens`, DeepSeek's
+/// `prompt_cache_hit_tokens`). Absent figures stay None, never 0.
 fn parse_usage(v: Option<&Value>) -> Usage {
-    let get = |k: &str| {
-        v.and_then(|u| u.get(k))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
+    let at = |path: &[&str]| {
+        let mut cur = v?;
+        for k in path {
+            cur = cur.get(*k)?;
+        }
+        cur.as_u64()
     };
     Usage {
-        prompt_tokens: get("prompt_tokens"),
-        completion_tokens: get("completion_tokens"),
+        prompt_tokens: at(&["prompt_tokens"]).unwrap_or(0),
+        completion_tokens: at(&["completion_tokens"]).unwrap_or(0),
+        reasoning_tokens: at(&["completion_tokens_details", "reasoning_tokens"]),
+        cached_tokens: at(&["prompt_tokens_details", "cached_tokens"])
+            .or_else(|| at(&["prompt_cache_hit_tokens"])),
+        cost_usd: None,
     }
 }
 
@@ -360,6 +371,27 @@ mod tests {
         // The forced last turn keeps the tools and says "none".
         assert_eq!(b["tools"][0]["function"]["name"], "query_logs");
         assert_eq!(b["tool_choice"], "none");
+    }
+
+    #[test]
+    fn usage_details_are_read_when_reported() {
+        let r = parse_response(
+            br#"{"choices":[{"message":{"content":"{}"}}],"usage":{"prompt_tokens":100,"completion_tokens":40,
+               "prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":32}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.usage.prompt_tokens, r.usage.completion_tokens),
+            (100, 40)
+        );
+        assert_eq!(r.usage.reasoning_tokens, Some(32));
+        assert_eq!(r.usage.cached_tokens, Some(64));
+        let r = parse_response(
+            br#"{"choices":[{"message":{"content":"{}"}}],"usage":{"prompt_tokens":1,"completion_tokens":2,"prompt_cache_hit_tokens":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.usage.cached_tokens, Some(1));
+        assert_eq!(r.usage.reasoning_tokens, None);
     }
 
     #[test]
