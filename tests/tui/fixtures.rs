@@ -181,6 +181,7 @@ impl RunBuilder {
                 rule_set_version: "gatekeeper-rules-v1".into(),
                 rules: vec![],
                 checked_bindings: bindings,
+                claim_errors: vec![],
                 failed_rules,
                 warnings: vec![],
                 errors: vec![],

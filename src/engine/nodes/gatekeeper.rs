@@ -21,8 +21,9 @@ pub use rules::{ExcerptParams, GatekeeperRules, RULE_SET_VERSION, RuleDef, RuleI
 
 use crate::text::{clean, truncate_middle};
 use crate::vocab::contracts::{
-    BindingStatus, CheckedBinding, Claim, EXECUTOR_ANSWER_VERSION, EvidenceBinding,
-    ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, Severity,
+    BindingStatus, CLAIM_TYPES, CheckedBinding, Claim, ClaimError, EXECUTOR_ANSWER_VERSION,
+    EvidenceBinding, ExecutorEvidence, GatekeeperResult, NO_EVIDENCE_PATH, SUPPORT_LEVELS,
+    Severity,
 };
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, ToolInvocation};
 use regex::Regex;
@@ -55,11 +56,17 @@ pub fn check<I: Borrow<ToolInvocation>>(
         );
         run.fail_run(RuleId::AnswerVersion, detail);
     }
+    if output.claims.is_empty() {
+        let detail = "the output has no claims, so it verifies nothing".to_string();
+        run.fail_run(RuleId::HasClaims, detail);
+    }
+    let mut ids: HashMap<String, usize> = HashMap::new();
     let mut checked = Vec::new();
-    for claim in &output.claims {
+    for (i, claim) in output.claims.iter().enumerate() {
+        run.check_claim(i, claim, &mut ids);
         if claim.evidence_bindings.is_empty() {
             let detail = format!("claim {} has no evidence bindings", quote(&claim.claim_id));
-            run.fail_run(RuleId::ClaimHasBindings, detail);
+            run.fail_claim(i, claim, RuleId::ClaimHasBindings, detail);
         }
         let mut seen: HashSet<(i64, String)> = HashSet::new();
         for (n, binding) in claim.evidence_bindings.iter().enumerate() {
@@ -85,8 +92,15 @@ struct Checker<'a> {
     ref_cache: HashMap<(usize, usize), FactText>,
     severity: Severity,
     failed_rules: Vec<String>,
+    claim_errors: Vec<ClaimError>,
     warnings: Vec<String>,
     errors: Vec<String>,
+}
+
+/// A claim id as the Verifier and Composer may write it back: NFKC,
+/// trimmed, case folded. Two ids equal under it are one id.
+fn claim_id_key(id: &str) -> String {
+    crate::text::facts::normalize(id).trim().to_lowercase()
 }
 
 impl<'a> Checker<'a> {
@@ -104,6 +118,7 @@ impl<'a> Checker<'a> {
             ref_cache: HashMap::new(),
             severity: Severity::None,
             failed_rules: Vec::new(),
+            claim_errors: Vec::new(),
             warnings: Vec::new(),
             errors: Vec::new(),
         }
@@ -121,11 +136,65 @@ impl<'a> Checker<'a> {
         self.errors.push(line);
     }
 
-    /// A failure that is not about one binding (answer_version, empty claim).
+    /// A failure of the whole output (answer_version, no claims).
     fn fail_run(&mut self, rule: RuleId, detail: String) {
         if let Some(sev) = self.resolved.severity(rule) {
             let line = format!("{} ({}): {detail}", rule.as_str(), sev.as_str());
             self.record(rule, sev, line);
+            self.claim_errors.push(ClaimError {
+                claim_id: None,
+                claim_index: None,
+                rule: rule.as_str().into(),
+                severity: sev,
+                detail,
+            });
+        }
+    }
+
+    /// A failure of one claim (not of one of its bindings).
+    fn fail_claim(&mut self, index: usize, claim: &Claim, rule: RuleId, detail: String) {
+        if let Some(sev) = self.resolved.severity(rule) {
+            let line = format!("{} ({}): {detail}", rule.as_str(), sev.as_str());
+            self.record(rule, sev, line);
+            self.claim_errors.push(ClaimError {
+                claim_id: Some(claim.claim_id.clone()),
+                claim_index: Some(index),
+                rule: rule.as_str().into(),
+                severity: sev,
+                detail,
+            });
+        }
+    }
+
+    /// The contract rules on one claim: its enum values are the contract's,
+    /// exactly spelled, and its id is its own.
+    fn check_claim(&mut self, i: usize, claim: &Claim, ids: &mut HashMap<String, usize>) {
+        for (field, value, allowed) in [
+            ("claim_type", &claim.claim_type, &CLAIM_TYPES[..]),
+            ("support_level", &claim.support_level, &SUPPORT_LEVELS[..]),
+        ] {
+            if !allowed.contains(&value.as_str()) {
+                let detail = format!(
+                    "claims[{i}] ({}) {field} {} is not one of {} (exact spelling)",
+                    quote(&claim.claim_id),
+                    quote(value),
+                    allowed.join(", ")
+                );
+                self.fail_claim(i, claim, RuleId::EnumValues, detail);
+            }
+        }
+        let key = claim_id_key(&claim.claim_id);
+        match ids.get(&key) {
+            Some(first) => {
+                let detail = format!(
+                    "claims[{i}] repeats the claim_id {} of claims[{first}]; every claim needs its own id",
+                    quote(&claim.claim_id)
+                );
+                self.fail_claim(i, claim, RuleId::UniqueClaimIds, detail);
+            }
+            None => {
+                ids.insert(key, i);
+            }
         }
     }
 
@@ -454,6 +523,7 @@ impl<'a> Checker<'a> {
             rule_set_version: self.rules.rule_set_version.clone(),
             rules: self.rules.summaries(),
             checked_bindings,
+            claim_errors: self.claim_errors,
             failed_rules: self.failed_rules,
             warnings: self.warnings,
             errors: self.errors,

@@ -181,6 +181,7 @@ mod tests {
             rule_set_version: "gatekeeper-rules-v1".into(),
             rules: vec![],
             checked_bindings: cbs,
+            claim_errors: vec![],
             failed_rules: vec![],
             warnings: vec![],
             errors: vec![],

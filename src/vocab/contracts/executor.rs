@@ -13,6 +13,18 @@ use serde::{Deserialize, Serialize};
 pub const EXECUTOR_ANSWER_VERSION: &str = "executor_evidence_v2";
 pub const FORBIDDEN_EXECUTOR_FIELDS: [&str; 2] = ["diagnosis_summary", "user_facing_answer"];
 pub const NO_EVIDENCE_PATH: &str = "$.no_evidence";
+/// The `claim_type` values of the contract, spelled exactly so. Anything
+/// else, another case or separator included, is rejected by the
+/// Gatekeeper (`contract.enum_values`): a misspelt `negative_observation`
+/// would otherwise slip past every rule keyed on it.
+pub const CLAIM_TYPES: [&str; 4] = [
+    "observation",
+    "negative_observation",
+    "symptom",
+    "root_cause",
+];
+/// The `support_level` values of the contract, spelled exactly so.
+pub const SUPPORT_LEVELS: [&str; 2] = ["direct", "indirect"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ExecutorEvidence {

@@ -65,6 +65,22 @@ pub struct CheckedBinding {
     pub backfilled: bool,
 }
 
+/// A failure that is about a claim (or the whole output) rather than one
+/// binding: a claim without bindings, an enum value outside the contract,
+/// a repeated claim_id, an output without claims.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimError {
+    /// The claim's id; None for a failure of the whole output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_id: Option<String>,
+    /// Index of the claim in `claims`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_index: Option<usize>,
+    pub rule: String,
+    pub severity: Severity,
+    pub detail: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GatekeeperResult {
     /// `pass` or `fail`; kept as a string because an unknown value must be
@@ -74,6 +90,9 @@ pub struct GatekeeperResult {
     pub rule_set_version: String,
     pub rules: Vec<RuleSummary>,
     pub checked_bindings: Vec<CheckedBinding>,
+    /// Failures of a claim or of the whole output, each naming its rule.
+    #[serde(default)]
+    pub claim_errors: Vec<ClaimError>,
     pub failed_rules: Vec<String>,
     pub warnings: Vec<String>,
     pub errors: Vec<String>,
@@ -121,6 +140,7 @@ mod tests {
             rule_set_version: "v".into(),
             rules: vec![],
             checked_bindings: vec![],
+            claim_errors: vec![],
             failed_rules: vec![],
             warnings: vec![],
             errors: vec![],

@@ -174,6 +174,7 @@ pub fn gatekeeper_pass(inv: &ToolInvocation, claim_text: &str) -> GatekeeperResu
             detail: String::new(),
             backfilled: false,
         }],
+        claim_errors: vec![],
         failed_rules: vec![],
         warnings: vec![],
         errors: vec![],

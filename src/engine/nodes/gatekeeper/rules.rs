@@ -15,7 +15,7 @@ const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
 /// The version of the rules this code implements; the shipped file says
 /// the same (a unit test keeps them equal).
-pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v2";
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v3";
 
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
@@ -23,6 +23,9 @@ pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v2";
 pub enum RuleId {
     AnswerVersion,
     ForbiddenFields,
+    HasClaims,
+    EnumValues,
+    UniqueClaimIds,
     ClaimHasBindings,
     InvocationOwned,
     InvocationIdPresent,
@@ -41,9 +44,12 @@ pub enum RuleId {
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 17] = [
+    pub const ALL: [RuleId; 20] = [
         RuleId::AnswerVersion,
         RuleId::ForbiddenFields,
+        RuleId::HasClaims,
+        RuleId::EnumValues,
+        RuleId::UniqueClaimIds,
         RuleId::ClaimHasBindings,
         RuleId::InvocationOwned,
         RuleId::InvocationIdPresent,
@@ -65,6 +71,9 @@ impl RuleId {
         match self {
             RuleId::AnswerVersion => "contract.answer_version",
             RuleId::ForbiddenFields => "contract.forbidden_fields",
+            RuleId::HasClaims => "contract.has_claims",
+            RuleId::EnumValues => "contract.enum_values",
+            RuleId::UniqueClaimIds => "contract.unique_claim_id",
             RuleId::ClaimHasBindings => "claim.has_bindings",
             RuleId::InvocationOwned => "binding.invocation_owned",
             RuleId::InvocationIdPresent => "binding.invocation_id_present",
@@ -93,6 +102,8 @@ impl RuleId {
         match self {
             RuleId::AnswerVersion
             | RuleId::ForbiddenFields
+            | RuleId::EnumValues
+            | RuleId::UniqueClaimIds
             | RuleId::InvocationOwned
             | RuleId::ToolName
             | RuleId::RawPathShape
@@ -102,7 +113,8 @@ impl RuleId {
             | RuleId::ExcerptFacts
             | RuleId::ExcerptPolarity
             | RuleId::NegativeBindsNoEvidence => Severity::Reject,
-            RuleId::ClaimHasBindings
+            RuleId::HasClaims
+            | RuleId::ClaimHasBindings
             | RuleId::InvocationIdPresent
             | RuleId::RawPathPresent
             | RuleId::InvocationHasRefs
@@ -380,7 +392,11 @@ mod tests {
     #[test]
     fn disabled_rules_resolve_to_none_and_are_not_summarised() {
         let mut rules = GatekeeperRules::shipped();
-        rules.rules[2].enabled = false;
+        for r in &mut rules.rules {
+            if r.id == "claim.has_bindings" {
+                r.enabled = false;
+            }
+        }
         let text = serde_json::to_string(&rules).unwrap();
         let rules = GatekeeperRules::from_json(&text).unwrap();
         let resolved = rules.resolve();

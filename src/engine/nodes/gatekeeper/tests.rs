@@ -310,3 +310,95 @@ fn raw_path_shapes() {
         assert!(!raw_path_shape_ok(bad), "{bad}");
     }
 }
+
+fn alert_binding() -> EvidenceBinding {
+    bind(
+        "query_metrics",
+        Some(10),
+        Some("$.alerts[0]"),
+        "HighCPUUsage state=firing",
+    )
+}
+
+#[test]
+fn enum_values_outside_the_contract_reject_in_any_spelling_but_the_exact_one() {
+    for (claim_type, level) in [
+        ("Negative_Observation", "direct"),
+        ("negative observation", "direct"),
+        ("negative-observation", "direct"),
+        ("NEGATIVE_OBSERVATION", "direct"),
+        ("ｎｅｇａｔｉｖｅ＿ｏｂｓｅｒｖａｔｉｏｎ", "direct"),
+        ("negative_observation ", "direct"),
+        ("Observation", "direct"),
+        ("root cause", "direct"),
+        ("finding", "direct"),
+        ("", "direct"),
+        ("observation", "Direct"),
+        ("observation", "strong"),
+        ("observation", " direct"),
+    ] {
+        let mut out = output(vec![(claim_type, vec![alert_binding()])]);
+        out.claims[0].support_level = level.into();
+        let r = run(&out);
+        assert_eq!(
+            r.severity, "reject",
+            "{claim_type:?}/{level:?}: {:?}",
+            r.errors
+        );
+        assert!(
+            r.failed_rules.iter().any(|f| f == "contract.enum_values"),
+            "{claim_type:?}/{level:?}: {:?}",
+            r.failed_rules
+        );
+        let e = &r.claim_errors[0];
+        assert_eq!(e.rule, "contract.enum_values");
+        assert_eq!(e.claim_id.as_deref(), Some("claim-1"));
+        assert_eq!(e.claim_index, Some(0));
+    }
+    for ty in CLAIM_TYPES {
+        let binding = if ty == "negative_observation" {
+            bind(
+                "query_logs",
+                Some(12),
+                Some("$.no_evidence"),
+                "query_logs returned no evidence",
+            )
+        } else {
+            alert_binding()
+        };
+        let r = run(&output(vec![(ty, vec![binding])]));
+        assert!(r.claim_errors.is_empty(), "{ty}: {:?}", r.errors);
+    }
+}
+
+#[test]
+fn a_repeated_claim_id_rejects_whatever_its_spelling() {
+    for second in ["claim-1", "CLAIM-1", " claim-1 ", "ｃｌａｉｍ－１"] {
+        let mut out = output(vec![
+            ("observation", vec![alert_binding()]),
+            ("root_cause", vec![alert_binding()]),
+        ]);
+        out.claims[1].claim_id = second.into();
+        let r = run(&out);
+        assert_eq!(r.severity, "reject", "{second:?}");
+        assert_eq!(
+            r.failed_rules,
+            vec!["contract.unique_claim_id"],
+            "{second:?}"
+        );
+        assert_eq!(r.claim_errors[0].claim_index, Some(1));
+        assert!(r.errors[0].contains("claims[0]"), "{}", r.errors[0]);
+    }
+}
+
+#[test]
+fn no_claims_fails_low_confid_with_a_claim_level_error() {
+    let r = run(&output(vec![]));
+    assert_eq!(
+        (r.status.as_str(), r.severity.as_str()),
+        ("fail", "low_confid")
+    );
+    assert_eq!(r.failed_rules, vec!["contract.has_claims"]);
+    assert_eq!(r.verified_binding_count(), 0);
+    assert_eq!(r.claim_errors[0].claim_id, None);
+}
