@@ -74,6 +74,8 @@ pub enum Action {
     Submit,
     HistoryPrev,
     HistoryNext,
+    Copy,
+    Compare,
 }
 
 impl Action {
@@ -106,6 +108,8 @@ impl Action {
             Action::Submit => "submit",
             Action::HistoryPrev => "history_prev",
             Action::HistoryNext => "history_next",
+            Action::Copy => "copy",
+            Action::Compare => "compare",
         }
     }
 }
@@ -272,6 +276,20 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         false,
     ),
     ("/", Action::Filter, "filter runs", Context::Global, false),
+    (
+        "y",
+        Action::Copy,
+        "copy popup, answer or run (Markdown)",
+        Context::Global,
+        false,
+    ),
+    (
+        "m",
+        Action::Compare,
+        "mark a run; m on another compares",
+        Context::Global,
+        false,
+    ),
     (
         "z",
         Action::Zoom,

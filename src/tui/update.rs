@@ -40,11 +40,25 @@ pub enum Msg {
         elapsed_ms: u64,
     },
     RunsLoaded(Result<Vec<RunSummary>, String>),
+    /// The newest runs, polled: merged into the list (other processes'
+    /// runs appear, running ones change status).
+    RunsChanged(Vec<RunSummary>),
     ReplayLoaded {
         generation: u64,
         result: Result<Vec<EngineEvent>, String>,
     },
     ScenariosLoaded(Vec<DemoEntry>),
+    /// A run as Markdown, to copy.
+    ExportReady {
+        run_id: i64,
+        result: Result<String, String>,
+    },
+    /// Two stored runs to compare.
+    CompareLoaded {
+        a: i64,
+        b: i64,
+        result: Result<(Arc<RunTrace>, Arc<RunTrace>), String>,
+    },
     /// A run's stored trace, asked for by a detail popup.
     TraceLoaded {
         run_id: i64,
@@ -85,6 +99,17 @@ pub enum Command {
     LoadTrace {
         run_id: i64,
     },
+    /// Render a stored run as Markdown and copy it (`ExportReady`).
+    CopyExport {
+        run_id: i64,
+    },
+    /// Read two stored runs to compare (`CompareLoaded`).
+    LoadCompare {
+        a: i64,
+        b: i64,
+    },
+    /// Put text on the terminal's clipboard (OSC 52).
+    Copy(String),
     Quit,
 }
 
@@ -135,10 +160,20 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
                     merged.push(local.clone());
                 }
             }
-            merged.sort_by_key(|r| std::cmp::Reverse(r.run_id));
-            state.runs = merged;
-            state.runs_error = None;
-            state.sel.runs = state.sel.runs.min(state.runs.len().saturating_sub(1));
+            set_runs(state, merged);
+            vec![]
+        }
+        Msg::RunsChanged(rows) => {
+            // The newest runs as they stand now: new ones join the list,
+            // known ones take their new status.
+            let mut merged = state.runs.clone();
+            for row in rows {
+                match merged.iter_mut().find(|r| r.run_id == row.run_id) {
+                    Some(known) => *known = row,
+                    None => merged.push(row),
+                }
+            }
+            set_runs(state, merged);
             vec![]
         }
         Msg::RunsLoaded(Err(e)) => {
@@ -187,6 +222,35 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
             cmds
         }
         Msg::StartDemo(entry) => start_demo(state, entry),
+        Msg::ExportReady { run_id, result } => match result {
+            Ok(text) => {
+                state.notice = Some(format!(
+                    "copied run {run_id} as Markdown ({} lines)",
+                    text.lines().count()
+                ));
+                vec![Command::Copy(text)]
+            }
+            Err(e) => {
+                state.notice = Some(format!("cannot copy run {run_id}: {e}"));
+                vec![]
+            }
+        },
+        Msg::CompareLoaded { a, b, result } => {
+            match result {
+                Ok((ta, tb)) => {
+                    let col = usize::from(state.screen.0.saturating_sub(30) / 2).clamp(16, 80);
+                    let text = crate::report::compare::to_text(&ta, &tb, col);
+                    state.popup = Some(Popup::Detail {
+                        title: format!("compare run {a} │ run {b} (≠ differs)"),
+                        lines: compare_lines(&text, &state.theme),
+                        scroll: 0,
+                        subject: None,
+                    });
+                }
+                Err(e) => state.notice = Some(format!("cannot compare runs {a} and {b}: {e}")),
+            }
+            vec![]
+        }
         Msg::TraceLoaded { run_id, result } => {
             on_trace(state, run_id, result);
             vec![]
@@ -214,6 +278,31 @@ fn on_engine_event(state: &mut AppState, generation: u64, event: EngineEvent) {
     }
 }
 
+/// Sets the runs list, grouped by session: sessions by their newest run,
+/// and the runs of a session newest first. The selection stays on the
+/// run it was on.
+fn set_runs(state: &mut AppState, mut runs: Vec<RunSummary>) {
+    let selected = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id);
+    let mut newest: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for r in &runs {
+        let n = newest.entry(r.session_id.clone()).or_insert(r.run_id);
+        *n = (*n).max(r.run_id);
+    }
+    runs.sort_by_cached_key(|r| {
+        (
+            std::cmp::Reverse(newest.get(&r.session_id).copied().unwrap_or(r.run_id)),
+            r.session_id.clone(),
+            std::cmp::Reverse(r.run_id),
+        )
+    });
+    state.runs = runs;
+    state.runs_error = None;
+    let at = selected.and_then(|id| state.filtered_runs().iter().position(|r| r.run_id == id));
+    state.sel.runs = at
+        .unwrap_or(state.sel.runs)
+        .min(state.runs.len().saturating_sub(1));
+}
+
 /// Lists a finished live run even without a store.
 fn remember_run(state: &mut AppState) {
     let full = crate::tui::state::RunView::fold(&state.shown.events);
@@ -223,19 +312,19 @@ fn remember_run(state: &mut AppState) {
     if state.runs.iter().any(|r| r.run_id == run_id) {
         return;
     }
-    state.runs.insert(
-        0,
-        RunSummary {
-            run_id,
-            session_id: full.session_id.clone(),
-            status: fin.status,
-            effective_verdict: fin.effective_verdict,
-            degraded: fin.degraded,
-            duration_ms: Some(full.last_at_ms),
-            question: full.question.clone(),
-            created_at: String::new(),
-        },
-    );
+    let mut runs = state.runs.clone();
+    runs.push(RunSummary {
+        run_id,
+        session_id: full.session_id.clone(),
+        status: fin.status,
+        effective_verdict: fin.effective_verdict,
+        degraded: fin.degraded,
+        duration_ms: Some(full.last_at_ms),
+        question: full.question.clone(),
+        created_at: String::new(),
+        tokens: full.tokens,
+    });
+    set_runs(state, runs);
     state
         .local_events
         .insert(run_id, state.shown.events.clone());
@@ -474,6 +563,15 @@ fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
     match (popup, action) {
         (_, Action::Quit) => return quit(state),
         (_, Action::Close) | (Popup::Help { .. }, Action::Help) => state.popup = None,
+        (Popup::Detail { lines, title, .. }, Action::Copy) => {
+            let text = lines_text(lines);
+            state.notice = Some(format!(
+                "copied {} ({} lines)",
+                crate::text::sanitize_line(title),
+                lines.len()
+            ));
+            return vec![Command::Copy(text)];
+        }
         (Popup::Detail { scroll, lines, .. }, a) => {
             let max = chrome::max_scroll(lines, chrome::detail_rect(screen));
             *scroll = scrolled(*scroll, a, max);
@@ -511,8 +609,100 @@ fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {
     vec![]
 }
 
+/// The compare text as lines: differing rows stand out, headings are
+/// titles.
+fn compare_lines(text: &str, t: &crate::tui::theme::Theme) -> Vec<ratatui::text::Line<'static>> {
+    use crate::tui::theme::Role;
+    text.lines()
+        .map(|l| {
+            let role = if l.starts_with('≠') {
+                Role::Degraded
+            } else if !l.starts_with(' ') && !l.is_empty() {
+                Role::Title
+            } else {
+                Role::Text
+            };
+            ratatui::text::Line::styled(l.to_string(), t.style(role))
+        })
+        .collect()
+}
+
+/// Plain text of a popup's lines, for copying.
+fn lines_text(lines: &[ratatui::text::Line]) -> String {
+    let mut out = String::new();
+    for l in lines {
+        for s in &l.spans {
+            out.push_str(&s.content);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `y`: the answer on the answer pane; elsewhere the shown run as
+/// Markdown (read from the store first).
+fn copy(state: &mut AppState) -> Vec<Command> {
+    let v = state.view();
+    if state.focus == Pane::Answer
+        && let Some(fin) = &v.finished
+    {
+        let text = fin.answer.clone();
+        state.notice = Some(format!(
+            "copied the answer ({} characters)",
+            text.chars().count()
+        ));
+        return vec![Command::Copy(text)];
+    }
+    let run = match state.focus {
+        Pane::Runs => state.filtered_runs().get(state.sel.runs).map(|r| r.run_id),
+        _ => v.run_id,
+    };
+    match run {
+        Some(run_id) => {
+            state.notice = Some(format!("copying run {run_id} as Markdown…"));
+            vec![Command::CopyExport { run_id }]
+        }
+        None => {
+            state.notice = Some("nothing to copy yet".into());
+            vec![]
+        }
+    }
+}
+
+/// `m` on the runs list: marks a run, and on a second run compares the
+/// two.
+fn compare(state: &mut AppState) -> Vec<Command> {
+    if state.focus != Pane::Runs {
+        state.notice =
+            Some("compare: pick two runs in the runs list (tab to it, m on each)".into());
+        return vec![];
+    }
+    let Some(run_id) = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id) else {
+        return vec![];
+    };
+    match state.compare_mark.take() {
+        Some(a) if a != run_id => {
+            state.notice = Some(format!("comparing runs {a} and {run_id}…"));
+            vec![Command::LoadCompare { a, b: run_id }]
+        }
+        Some(_) => {
+            state.notice = Some(format!("run {run_id} unmarked"));
+            vec![]
+        }
+        None => {
+            state.compare_mark = Some(run_id);
+            state.notice = Some(format!(
+                "run {run_id} marked: m on another run compares them"
+            ));
+            vec![]
+        }
+    }
+}
+
 fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
     match action {
+        Action::Copy => return copy(state),
+        Action::Compare => return compare(state),
         Action::Quit => return quit(state),
         Action::Cancel => {
             if state.run_live() {

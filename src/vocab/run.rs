@@ -269,6 +269,9 @@ pub struct RunSummary {
     pub duration_ms: Option<u64>,
     pub question: String,
     pub created_at: String,
+    /// Model tokens the run used (0 while it runs).
+    #[serde(default)]
+    pub tokens: u64,
 }
 
 /// How a run ended: the one shape the engine returns (inside

@@ -244,6 +244,7 @@ fn a_live_run_asks_before_anything_stops_it_and_x_cancels_it() {
         duration_ms: None,
         question: "q".into(),
         created_at: String::new(),
+        tokens: 0,
     }];
     state.focus = Pane::Runs;
     assert!(update(&mut state, key(KeyCode::Enter)).is_empty());

@@ -514,3 +514,139 @@ fn a_live_run_shows_its_running_node_with_a_clock() {
     let row = text.lines().find(|l| l.contains("▶ executor")).unwrap();
     assert!(row.contains("running") && row.contains("2.4s"), "{row}");
 }
+
+fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSummary {
+    diagraph::vocab::run::RunSummary {
+        run_id: id,
+        session_id: session.into(),
+        status: diagraph::vocab::run::RunStatus::parse(status).unwrap(),
+        effective_verdict: Some(Verdict::Pass),
+        degraded: false,
+        duration_ms: Some(1_250),
+        question: format!("question {id}"),
+        created_at: "2026-07-08T23:05:28.000Z".into(),
+        tokens: 1_500 + id as u64,
+    }
+}
+
+#[test]
+fn the_runs_list_is_an_incident_log_grouped_by_session_and_polled() {
+    let mut state = idle_state();
+    update(
+        &mut state,
+        Msg::RunsLoaded(Ok(vec![
+            summary(4, "s-b", "SUCCESS"),
+            summary(3, "s-a", "RUNNING"),
+            summary(2, "s-b", "CANCELLED"),
+            summary(1, "s-a", "SUCCESS"),
+        ])),
+    );
+    let order: Vec<i64> = state.runs.iter().map(|r| r.run_id).collect();
+    assert_eq!(order, [4, 2, 3, 1], "sessions together, newest first");
+    state.focus = Pane::Runs;
+    state.sel.runs = 2;
+    let text = buffer_text(render(&state, 120, 30).backend().buffer());
+    for needle in ["07-08 23:05", "CANCELLED", "RUNNING", "1.2s", "1504", "s-b"] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    let row2 = text.lines().find(|l| l.contains("question 2")).unwrap();
+    assert!(row2.contains("  ·") && !row2.contains("s-b"), "{row2}");
+
+    // A poll: run 3 finished, run 5 came from another process; the
+    // selection stays on run 3.
+    update(
+        &mut state,
+        Msg::RunsChanged(vec![
+            summary(5, "s-c", "RUNNING"),
+            summary(3, "s-a", "SUCCESS"),
+        ]),
+    );
+    let order: Vec<i64> = state.runs.iter().map(|r| r.run_id).collect();
+    assert_eq!(order, [5, 4, 2, 3, 1]);
+    assert_eq!(state.runs[3].status.as_str(), "SUCCESS");
+    assert_eq!(state.filtered_runs()[state.sel.runs].run_id, 3);
+}
+
+#[test]
+fn y_copies_and_m_compares_two_runs() {
+    let mut state = live_state(&pass_run(1));
+    update(&mut state, Msg::Resize(120, 40));
+    // The answer pane copies the answer itself.
+    state.focus = Pane::Answer;
+    match update(&mut state, ch('y')).as_slice() {
+        [Command::Copy(text)] => assert!(text.starts_with("order-service's database")),
+        other => panic!("{other:?}"),
+    }
+    // Elsewhere the run as Markdown, once it is rendered.
+    state.focus = Pane::Graph;
+    assert_eq!(
+        update(&mut state, ch('y')),
+        vec![Command::CopyExport { run_id: 1 }]
+    );
+    let cmds = update(
+        &mut state,
+        Msg::ExportReady {
+            run_id: 1,
+            result: Ok("# diagraph run 1\n".into()),
+        },
+    );
+    assert_eq!(cmds, vec![Command::Copy("# diagraph run 1\n".into())]);
+    assert!(
+        state
+            .notice
+            .as_deref()
+            .unwrap_or_default()
+            .contains("copied run 1")
+    );
+    // A detail popup copies what it shows.
+    state.focus = Pane::Tools;
+    update(&mut state, key(KeyCode::Enter));
+    match update(&mut state, ch('y')).as_slice() {
+        [Command::Copy(text)] => assert!(text.contains("query_logs"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    update(&mut state, key(KeyCode::Esc));
+
+    // m on one run, m on another: the two are compared.
+    update(
+        &mut state,
+        Msg::RunsLoaded(Ok(vec![
+            summary(9, "s-x", "SUCCESS"),
+            summary(8, "s-y", "SUCCESS"),
+        ])),
+    );
+    state.focus = Pane::Graph;
+    assert!(
+        update(&mut state, ch('m')).is_empty(),
+        "only in the runs list"
+    );
+    state.focus = Pane::Runs;
+    state.sel.runs = 1;
+    assert!(update(&mut state, ch('m')).is_empty());
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(text.contains("8◆"), "{text}");
+    state.sel.runs = 0;
+    let first = state.filtered_runs()[0].run_id;
+    assert_eq!(
+        update(&mut state, ch('m')),
+        vec![Command::LoadCompare { a: 8, b: first }]
+    );
+    let events = pass_run(1);
+    let (a, b) = (stored_trace(&events), stored_trace(&events));
+    update(
+        &mut state,
+        Msg::CompareLoaded {
+            a: 8,
+            b: first,
+            result: Ok((Arc::new(a), Arc::new(b))),
+        },
+    );
+    let popup = popup_text(&state);
+    assert!(
+        popup.starts_with(&format!("compare run 8 │ run {first}")),
+        "{popup}"
+    );
+    for needle in ["verdicts", "route", "claims", "bindings", "usage", "tokens"] {
+        assert!(popup.contains(needle), "{needle}:\n{popup}");
+    }
+}

@@ -17,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 pub const EVENT_CHANNEL: usize = 256;
 /// Runs listed in the runs pane.
 pub const RUNS_LIMIT: usize = 10_000;
+/// How often the newest runs are read again, and how many.
+pub const RUNS_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+pub const RUNS_POLLED: usize = 50;
 
 pub struct Effects {
     pub ctx: Arc<TuiContext>,
@@ -149,19 +152,38 @@ impl Effects {
             }
             Command::LoadRuns => self.load_runs(),
             Command::LoadTrace { run_id } => {
-                let store = self.ctx.store.clone();
-                let tx = self.tx.clone();
+                let (ctx, tx) = (self.ctx.clone(), self.tx.clone());
                 tokio::spawn(async move {
-                    let result = match store {
-                        Some(s) => s
-                            .run_trace(run_id)
-                            .await
-                            .map(Arc::new)
-                            .map_err(|e| e.to_string()),
-                        None => Err("no database is open".into()),
-                    };
+                    let result = read_trace(&ctx, run_id).await.map(Arc::new);
                     let _ = tx.send(Msg::TraceLoaded { run_id, result }).await;
                 });
+            }
+            Command::CopyExport { run_id } => {
+                let (ctx, tx) = (self.ctx.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let result = read_trace(&ctx, run_id)
+                        .await
+                        .map(|t| crate::report::markdown::render(&t));
+                    let _ = tx.send(Msg::ExportReady { run_id, result }).await;
+                });
+            }
+            Command::LoadCompare { a, b } => {
+                let (ctx, tx) = (self.ctx.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let result = match tokio::join!(read_trace(&ctx, a), read_trace(&ctx, b)) {
+                        (Ok(ta), Ok(tb)) => Ok((Arc::new(ta), Arc::new(tb))),
+                        (Err(e), _) | (_, Err(e)) => Err(e),
+                    };
+                    let _ = tx.send(Msg::CompareLoaded { a, b, result }).await;
+                });
+            }
+            Command::Copy(text) => {
+                // Straight to the terminal, between frames: this runs on
+                // the loop that draws.
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                let _ = out.write_all(osc52(&text).as_bytes());
+                let _ = out.flush();
             }
             Command::ListScenarios => {
                 let dir = self.ctx.scenarios_dir.clone();
@@ -223,16 +245,6 @@ impl Effects {
                 }
             }
             Command::LoadRuns => super::remote::load_runs(server, tx),
-            Command::LoadTrace { run_id } => {
-                tokio::spawn(async move {
-                    let result = server
-                        .trace(run_id)
-                        .await
-                        .map(Arc::new)
-                        .map_err(|e| e.to_string());
-                    let _ = tx.send(Msg::TraceLoaded { run_id, result }).await;
-                });
-            }
             local => return Some(local),
         }
         None
@@ -243,6 +255,31 @@ impl Effects {
         if let Some(c) = self.cancel_on_server.take() {
             c.cancel();
         }
+    }
+
+    /// Polls the newest runs while the TUI is open, so runs other
+    /// processes start or finish show without a restart. A few rows every
+    /// `RUNS_POLL`; stops when the loop is gone.
+    pub fn poll_runs(&self) {
+        let Some(store) = self.ctx.store.clone() else {
+            return;
+        };
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RUNS_POLL).await;
+                // A failed poll changes nothing: the next one may succeed,
+                // and a failed full load already says so.
+                if let Ok(rows) = store.list_runs(RUNS_POLLED).await
+                    && tx.send(Msg::RunsChanged(rows)).await.is_err()
+                {
+                    return;
+                }
+                if tx.is_closed() {
+                    return;
+                }
+            }
+        });
     }
 
     pub fn load_runs(&self) {
@@ -345,5 +382,41 @@ impl Effects {
                 let _ = tx.send(Msg::RunsLoaded(result)).await;
             }
         });
+    }
+}
+
+/// A run's stored trace from where this TUI reads runs: the database, or
+/// the server it follows.
+async fn read_trace(
+    ctx: &TuiContext,
+    run_id: i64,
+) -> Result<crate::vocab::run_trace::RunTrace, String> {
+    if let Some(server) = &ctx.server {
+        return server.trace(run_id).await.map_err(|e| e.to_string());
+    }
+    match &ctx.store {
+        Some(store) => store.run_trace(run_id).await.map_err(|e| e.to_string()),
+        None => Err("no database is open".into()),
+    }
+}
+
+/// The OSC 52 sequence that puts `text` on the terminal's clipboard
+/// (terminals and tmux with `set-clipboard on` honour it, also over ssh).
+pub fn osc52(text: &str) -> String {
+    use base64::Engine;
+    format!(
+        "\x1b]52;c;{}\x07",
+        base64::engine::general_purpose::STANDARD.encode(text)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn osc52_is_base64_in_one_sequence() {
+        assert_eq!(
+            super::osc52("why? 为什么\n"),
+            "\x1b]52;c;d2h5PyDkuLrku4DkuYgK\x07"
+        );
     }
 }

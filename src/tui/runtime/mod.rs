@@ -110,6 +110,8 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     }
     if let Some(server) = &ctx.server {
         remote::poll_runs(server.clone(), tx.clone());
+    } else {
+        effects.poll_runs();
     }
     match launch {
         Launch::Demo(Some(path)) => {

@@ -230,6 +230,8 @@ pub struct AppState {
     pub sel: Selections,
     /// The focused pane fills the body (toggled by the zoom key).
     pub zoom: bool,
+    /// A run marked in the runs list to compare with the next one.
+    pub compare_mark: Option<i64>,
     /// The terminal's size (columns, rows), for what depends on it
     /// outside drawing: how far a popup can scroll.
     pub screen: (u16, u16),
@@ -279,6 +281,7 @@ impl AppState {
             filter_editing: false,
             sel: Selections::default(),
             zoom: false,
+            compare_mark: None,
             screen: (crate::tui::view::MIN_WIDTH, crate::tui::view::MIN_HEIGHT),
             popup: None,
             input,

@@ -143,6 +143,8 @@ pub const LEGEND: &[(&str, &str)] = &[
     ("*", "a degraded run: the answer came from a fallback"),
     ("✗N", "N Gatekeeper bindings failed"),
     ("[Tab]", "the table shown in the tabbed area"),
+    ("·", "runs list: a run of the same session as the one above"),
+    ("◆", "runs list: the run marked to compare (m)"),
     ("…", "cut to fit; identifiers keep both ends"),
 ];
 

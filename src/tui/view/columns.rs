@@ -15,6 +15,9 @@ pub struct Col {
     /// 0: the column is as wide as its content; more: it shares the room
     /// left over with the other fill columns, by weight.
     pub fill: u16,
+    /// 0: always shown; more: left out when even the minimum widths do
+    /// not fit, the highest first.
+    pub drop: u8,
 }
 
 impl Col {
@@ -26,6 +29,16 @@ impl Col {
             want,
             min: min.min(want),
             fill: 0,
+            drop: 0,
+        }
+    }
+
+    /// The column may be left out of a table too narrow for it; higher
+    /// `priority` goes first.
+    pub fn droppable(self, priority: u8) -> Col {
+        Col {
+            drop: priority,
+            ..self
         }
     }
 
@@ -35,6 +48,7 @@ impl Col {
             want: min,
             min,
             fill: weight.max(1),
+            drop: 0,
         }
     }
 }
@@ -95,18 +109,39 @@ pub fn fit(width: u16, spacing: u16, cols: &[Col]) -> Vec<u16> {
         out[i] -= 1;
         deficit -= 1;
     }
+    // Still too wide: leave out what may be left out, least needed first.
+    while deficit > 0 {
+        let Some(i) = (0..cols.len())
+            .filter(|i| cols[*i].drop > 0 && out[*i] > 0)
+            .max_by_key(|i| (cols[*i].drop, *i))
+        else {
+            break;
+        };
+        deficit -= i32::from(out[i]) + i32::from(spacing);
+        out[i] = 0;
+    }
     // Still too wide: the fill columns give up what they have left.
     for (i, c) in cols.iter().enumerate() {
         if deficit <= 0 {
             break;
         }
         if c.fill > 0 {
-            let take = deficit.min(i32::from(out[i]).saturating_sub(1));
+            let take = deficit.min(i32::from(out[i]).saturating_sub(1)).max(0);
             out[i] -= take as u16;
             deficit -= take;
         }
     }
     out
+}
+
+/// `items` without those of columns left out (width 0).
+pub fn shown<T>(widths: &[u16], items: Vec<T>) -> Vec<T> {
+    items
+        .into_iter()
+        .zip(widths)
+        .filter(|(_, w)| **w > 0)
+        .map(|(item, _)| item)
+        .collect()
 }
 
 #[cfg(test)]
@@ -141,6 +176,25 @@ mod tests {
         let cols = [Col::fit("id", 9, 5), Col::fill(8, 1)];
         let w = fit(3, 1, &cols);
         assert!(w.iter().all(|w| *w >= 1), "{w:?}");
+    }
+
+    #[test]
+    fn droppable_columns_go_before_anything_is_cut_below_its_minimum() {
+        let cols = [
+            Col::fit("status", 9, 9),
+            Col::fit("tokens", 6, 5).droppable(2),
+            Col::fit("session", 8, 6).droppable(1),
+            Col::fill(10, 1),
+        ];
+        // 9 + 5 + 6 + 10 + 3 gaps = 33 at the minimum; at 30 tokens goes.
+        let w = fit(30, 1, &cols);
+        assert_eq!(w[0], 9);
+        assert_eq!(w[1], 0);
+        assert!(w[2] >= 6, "{w:?}");
+        assert_eq!(shown(&w, vec!["a", "b", "c", "d"]), ["a", "c", "d"]);
+        // At 24 the session goes too; the status is never cut.
+        let w = fit(24, 1, &cols);
+        assert_eq!((w[0], w[1], w[2]), (9, 0, 0));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub fn is_wide(area: Rect) -> bool {
 }
 
 /// The verdict pane's width beside the graph on wide terminals.
-const VERDICT_W: u16 = 46;
+const VERDICT_W: u16 = 38;
 /// The narrowest the runs list gets beside them.
 const RUNS_MIN_W: u16 = 44;
 

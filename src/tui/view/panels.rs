@@ -72,7 +72,7 @@ impl VerdictPane<'_> {
                 label("usage"),
                 Span::styled(
                     format!(
-                        "{} calls ({} failed) · {} tokens",
+                        "{} calls ({} failed) · {} tok",
                         self.view.model_calls, self.view.model_errors, self.view.tokens
                     ),
                     t.style(Role::Text),

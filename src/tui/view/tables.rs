@@ -174,13 +174,15 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
             }
         })
         .collect();
+    let header = columns::shown(&parts.widths, parts.header);
     let widths: Vec<Constraint> = parts
         .widths
         .iter()
+        .filter(|w| **w > 0)
         .map(|w| Constraint::Length(*w))
         .collect();
     Table::new(rows, widths)
-        .header(Row::new(parts.header.iter().copied().map(Cell::from)).style(t.style(Role::Title)))
+        .header(Row::new(header.into_iter().map(Cell::from)).style(t.style(Role::Title)))
         .column_spacing(SPACING)
         .style(t.style(Role::Text))
         .render(inner, buf);
@@ -239,46 +241,80 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
         &[
             Col::fit(
                 "run",
-                columns::widest_number(list.iter().map(|r| r.run_id)),
+                columns::widest_number(list.iter().map(|r| r.run_id))
+                    + usize::from(state.compare_mark.is_some()),
                 3,
             ),
-            Col::fit("time", columns::widest(times.iter().map(String::as_str)), 5),
+            Col::fit("time", columns::widest(times.iter().map(String::as_str)), 5).droppable(2),
             // Every status whole: DEGRADED and CANCELLED included.
             Col::fit("status", 9, 9),
-            Col::fit("verdict", 11, 6),
+            Col::fit("verdict", 11, 11),
             // `850ms`, `12.3s`, `4m05s`: at most six columns.
-            Col::fit("took", 6, 4),
+            Col::fit("took", 6, 6).droppable(3),
+            Col::fit(
+                "tokens",
+                columns::widest_number(shown.iter().map(|r| r.tokens as i64)),
+                // Numbers are never cut: the column goes instead.
+                20,
+            )
+            .droppable(4),
             Col::fit(
                 "session",
                 columns::widest(shown.iter().map(|r| r.session_id.as_str())),
-                6,
-            ),
+                7,
+            )
+            .droppable(1),
             Col::fill(12, 1),
         ],
     );
     let rows = shown
         .iter()
         .zip(&times)
-        .map(|(r, time)| {
+        .enumerate()
+        .map(|(i, (r, time))| {
+            // Runs are grouped by session: a run of the session above
+            // says so instead of repeating its id.
+            let above = (start + i)
+                .checked_sub(1)
+                .and_then(|j| list.get(j))
+                .map(|a| a.session_id.as_str());
+            let session = if above == Some(r.session_id.as_str()) {
+                Span::styled("  ·", t.style(Role::Muted))
+            } else {
+                Span::raw(id_cell(&r.session_id, widths[6]))
+            };
             let mut vcell = verdict_span(r.effective_verdict, t);
             if r.degraded {
                 vcell = Span::styled(format!("{}*", vcell.content), t.style(Role::Degraded));
             }
             let (status, role) = run_status(r);
-            Row::new(vec![
-                Cell::from(r.run_id.to_string()),
-                Cell::from(time.clone()),
-                Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
-                Cell::from(vcell),
-                Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
-                Cell::from(id_cell(&r.session_id, widths[5])),
-                Cell::from(cell_text(&r.question)),
-            ])
+            let id = if state.compare_mark == Some(r.run_id) {
+                format!("{}◆", r.run_id)
+            } else {
+                r.run_id.to_string()
+            };
+            Row::new(columns::shown(
+                &widths,
+                vec![
+                    Cell::from(id),
+                    Cell::from(time.clone()),
+                    Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
+                    Cell::from(vcell),
+                    Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
+                    Cell::from(if r.tokens > 0 {
+                        r.tokens.to_string()
+                    } else {
+                        String::new()
+                    }),
+                    Cell::from(session),
+                    Cell::from(cell_text(&r.question)),
+                ],
+            ))
         })
         .collect();
     TableParts {
         header: vec![
-            "run", "time", "status", "verdict", "took", "session", "question",
+            "run", "time", "status", "verdict", "took", "tokens", "session", "question",
         ],
         widths,
         rows,
@@ -314,7 +350,7 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                 columns::widest(list.iter().map(|r| r.outcome.as_str())),
                 9,
             ),
-            Col::fit("took", columns::widest(took.iter().map(String::as_str)), 4),
+            Col::fit("took", columns::widest(took.iter().map(String::as_str)), 20).droppable(1),
             Col::fill(6, 1),
         ],
     );
@@ -328,33 +364,39 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
         .map(|(i, tr)| {
             let failed = matches!(tr.to, crate::vocab::graph::NodeId::Fallback)
                 || tr.outcome.is_technical_failure();
-            Row::new(vec![
-                Cell::from((start + i + 1).to_string()),
-                Cell::from(id_cell(tr.from.as_str(), widths[1])),
-                Cell::from(id_cell(tr.to.as_str(), widths[2])),
-                Cell::from(Span::styled(
-                    id_cell(tr.reason_code.as_str(), widths[3]),
-                    t.style(if failed { Role::Error } else { Role::EdgeTaken }),
-                )),
-                Cell::from(tr.attempt.to_string()),
-                Cell::from(id_cell(tr.outcome.as_str(), widths[5])),
-                Cell::from(took.get(start + i).cloned().unwrap_or_default()),
-                Cell::from(Span::styled(cell_text(&tr.detail), t.style(Role::Muted))),
-            ])
+            Row::new(columns::shown(
+                &widths,
+                vec![
+                    Cell::from((start + i + 1).to_string()),
+                    Cell::from(id_cell(tr.from.as_str(), widths[1])),
+                    Cell::from(id_cell(tr.to.as_str(), widths[2])),
+                    Cell::from(Span::styled(
+                        id_cell(tr.reason_code.as_str(), widths[3]),
+                        t.style(if failed { Role::Error } else { Role::EdgeTaken }),
+                    )),
+                    Cell::from(tr.attempt.to_string()),
+                    Cell::from(id_cell(tr.outcome.as_str(), widths[5])),
+                    Cell::from(took.get(start + i).cloned().unwrap_or_default()),
+                    Cell::from(Span::styled(cell_text(&tr.detail), t.style(Role::Muted))),
+                ],
+            ))
         })
         .collect();
     if let Some((node, ms)) = live.filter(|_| end > list.len()) {
         rows.push(
-            Row::new(vec![
-                Cell::from("▶"),
-                Cell::from(id_cell(node.as_str(), widths[1])),
-                Cell::from("…"),
-                Cell::from("running"),
-                Cell::from(state.view().visited(node).to_string()),
-                Cell::from(""),
-                Cell::from(fmt_ms(ms)),
-                Cell::from(""),
-            ])
+            Row::new(columns::shown(
+                &widths,
+                vec![
+                    Cell::from("▶"),
+                    Cell::from(id_cell(node.as_str(), widths[1])),
+                    Cell::from("…"),
+                    Cell::from("running"),
+                    Cell::from(state.view().visited(node).to_string()),
+                    Cell::from(""),
+                    Cell::from(fmt_ms(ms)),
+                    Cell::from(""),
+                ],
+            ))
             .style(t.style(Role::NodeCurrent)),
         );
     }
@@ -422,16 +464,18 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
                     list.iter()
                         .map(|i| i.retrieval_details.evidence_refs.len() as i64),
                 ),
-                4,
-            ),
+                20,
+            )
+            .droppable(2),
             Col::fit(
                 "took",
                 list.iter()
                     .map(|i| fmt_ms(i.duration_ms).len())
                     .max()
                     .unwrap_or(0),
-                4,
-            ),
+                20,
+            )
+            .droppable(1),
         ],
     );
     let (start, end) = window(state.sel.tools, list.len(), h);
@@ -439,17 +483,20 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
         .iter()
         .map(|inv| {
             let rd = &inv.retrieval_details;
-            Row::new(vec![
-                Cell::from(id_cell(&inv.id.to_string(), widths[0])),
-                Cell::from(id_cell(&inv.tool_name, widths[1])),
-                Cell::from(cell_text(&inv.query_summary())),
-                Cell::from(Span::styled(
-                    id_cell(&evidence_label(inv), widths[3]),
-                    t.style(evidence_role(rd.evidence_status)),
-                )),
-                Cell::from(rd.evidence_refs.len().to_string()),
-                Cell::from(fmt_ms(inv.duration_ms)),
-            ])
+            Row::new(columns::shown(
+                &widths,
+                vec![
+                    Cell::from(id_cell(&inv.id.to_string(), widths[0])),
+                    Cell::from(id_cell(&inv.tool_name, widths[1])),
+                    Cell::from(cell_text(&inv.query_summary())),
+                    Cell::from(Span::styled(
+                        id_cell(&evidence_label(inv), widths[3]),
+                        t.style(evidence_role(rd.evidence_status)),
+                    )),
+                    Cell::from(rd.evidence_refs.len().to_string()),
+                    Cell::from(fmt_ms(inv.duration_ms)),
+                ],
+            ))
         })
         .collect();
     TableParts {
@@ -512,20 +559,23 @@ fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
             } else {
                 &b.evidence_excerpt
             };
-            let row = Row::new(vec![
-                Cell::from(cell_text(&claim)),
-                Cell::from(id_cell(&b.tool_name, widths[1])),
-                Cell::from(id_cell(
-                    &b.source_invocation_id
-                        .map(|i| i.to_string())
-                        .unwrap_or_else(|| "—".into()),
-                    widths[2],
-                )),
-                Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), widths[3])),
-                Cell::from(if pass { "PASS" } else { "FAIL" }),
-                Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), widths[5])),
-                Cell::from(cell_text(matched)),
-            ]);
+            let row = Row::new(columns::shown(
+                &widths,
+                vec![
+                    Cell::from(cell_text(&claim)),
+                    Cell::from(id_cell(&b.tool_name, widths[1])),
+                    Cell::from(id_cell(
+                        &b.source_invocation_id
+                            .map(|i| i.to_string())
+                            .unwrap_or_else(|| "—".into()),
+                        widths[2],
+                    )),
+                    Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), widths[3])),
+                    Cell::from(if pass { "PASS" } else { "FAIL" }),
+                    Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), widths[5])),
+                    Cell::from(cell_text(matched)),
+                ],
+            ));
             if pass {
                 row.style(t.style(Role::BindingPass))
             } else {
