@@ -5,10 +5,12 @@
 //! strict (unknown keys are errors naming the file and line) because a typo
 //! in a production config should not silently fall back to a default.
 //!
-//! Secrets are never part of [`Config`]: the file names the environment
-//! variable that holds the API key (`api_key_env`) and the key is read at
-//! the moment it is used ([`Config::api_key`]). So neither `Debug`,
-//! `Serialize` nor [`Config::render_masked`] can leak it.
+//! The model's API key is never part of [`Config`]: the file names the
+//! environment variable that holds it (`api_key_env`) and the key is read
+//! at the moment it is used ([`Config::api_key`]). Log backends'
+//! credentials (bearer token, password) live in the file only, as the
+//! design asks; their `Debug` hides them, `Serialize` skips them and
+//! [`Config::render_masked`] shows `***`.
 
 use crate::text::mask_url;
 use serde::{Deserialize, Serialize};
@@ -99,6 +101,8 @@ pub enum LogsBackend {
     Pack,
     /// Local log files (`[logs.files]`, `DIAGRAPH_LOG_FILES`).
     Files,
+    /// Grafana Loki (`[logs.loki]`, `DIAGRAPH_LOKI_URL`).
+    Loki,
 }
 
 impl LogsBackend {
@@ -106,6 +110,7 @@ impl LogsBackend {
         match self {
             LogsBackend::Pack => "pack",
             LogsBackend::Files => "files",
+            LogsBackend::Loki => "loki",
         }
     }
 }
@@ -117,6 +122,7 @@ pub struct LogsConfig {
     /// Per query (files: reading and scanning them).
     pub timeout_secs: u64,
     pub files: LogFilesConfig,
+    pub loki: LokiConfig,
 }
 
 impl Default for LogsConfig {
@@ -125,6 +131,7 @@ impl Default for LogsConfig {
             backend: LogsBackend::Pack,
             timeout_secs: 30,
             files: LogFilesConfig::default(),
+            loki: LokiConfig::default(),
         }
     }
 }
@@ -146,6 +153,66 @@ pub struct LogFilesConfig {
     /// Service of records that name none; default: the file's name up to
     /// its first dot.
     pub service: Option<String>,
+}
+
+/// Grafana Loki. Credentials live here only (never in the environment)
+/// and are never shown.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LokiConfig {
+    /// e.g. `http://loki:3100` (a path prefix is kept).
+    pub url: Option<String>,
+    /// The first of these labels Loki has names the service.
+    pub service_labels: Vec<String>,
+    /// The first of these labels Loki has gives the level (else the last
+    /// one is used as a filter, as Loki 3's `detected_level` is not listed
+    /// among labels).
+    pub level_labels: Vec<String>,
+    /// Newest lines read per query (the sample is chosen from them); at
+    /// most 5000, Loki's default `max_entries_limit_per_query`.
+    pub max_lines: usize,
+    /// The window of a query that gives none.
+    pub default_window_hours: u32,
+    #[serde(skip_serializing)]
+    pub bearer_token: Option<String>,
+    pub username: Option<String>,
+    #[serde(skip_serializing)]
+    pub password: Option<String>,
+    /// Sent as `X-Scope-OrgID` (multi-tenant Loki).
+    pub tenant: Option<String>,
+}
+
+impl std::fmt::Debug for LokiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LokiConfig")
+            .field("url", &self.url.as_deref().map(mask_url))
+            .field("service_labels", &self.service_labels)
+            .field("level_labels", &self.level_labels)
+            .field("max_lines", &self.max_lines)
+            .field(
+                "credentials",
+                &(self.bearer_token.is_some() || self.password.is_some()),
+            )
+            .finish()
+    }
+}
+
+impl Default for LokiConfig {
+    fn default() -> Self {
+        LokiConfig {
+            url: None,
+            service_labels: ["service", "service_name", "app", "job"]
+                .map(String::from)
+                .to_vec(),
+            level_labels: ["level", "detected_level"].map(String::from).to_vec(),
+            max_lines: 1000,
+            default_window_hours: 24,
+            bearer_token: None,
+            username: None,
+            password: None,
+            tenant: None,
+        }
+    }
 }
 
 impl Default for LogFilesConfig {
@@ -496,6 +563,16 @@ impl Config {
             self.logs.backend = LogsBackend::Files;
             self.logs.files.paths = Some(v);
         }
+        if let Some(v) = env("DIAGRAPH_LOKI_URL") {
+            if env("DIAGRAPH_LOG_FILES").is_some() {
+                return Err(ConfigError::BadValue {
+                    source_name: "DIAGRAPH_LOKI_URL".into(),
+                    message: "DIAGRAPH_LOG_FILES is set too; query_logs has one backend".into(),
+                });
+            }
+            self.logs.backend = LogsBackend::Loki;
+            self.logs.loki.url = Some(v);
+        }
         // diagraph's own name wins over the standard OpenTelemetry one.
         if let Some(v) =
             env("DIAGRAPH_OTLP_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
@@ -588,6 +665,23 @@ impl Config {
                 "logs.files.paths",
                 "the files log backend needs paths (set DIAGRAPH_LOG_FILES)".into(),
             ));
+        }
+        if self.logs.backend == LogsBackend::Loki {
+            match self.logs.loki.url.as_deref() {
+                None | Some("") => {
+                    return Err(bad(
+                        "logs.loki.url",
+                        "the loki log backend needs a URL (set DIAGRAPH_LOKI_URL)".into(),
+                    ));
+                }
+                Some(u) if !is_http_url(u) => {
+                    return Err(bad(
+                        "logs.loki.url",
+                        format!("{:?} is not an http(s) URL", mask_url(u)),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         if self.metrics.backend == MetricsBackend::Prometheus
             && self
@@ -815,6 +909,27 @@ fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String {
     out.push_str(&opt("pattern", f.pattern.clone()));
     out.push_str(&opt("ts_format", f.ts_format.clone()));
     out.push_str(&opt("service", f.service.clone()));
+    let k = &l.loki;
+    let list = |v: &[String]| {
+        toml::Value::Array(v.iter().map(|s| toml::Value::String(s.clone())).collect()).to_string()
+    };
+    let secret = |k: &str, v: &Option<String>| match v {
+        Some(_) => format!("{k} = \"***\"\n"),
+        None => format!("# {k} = (not set)\n"),
+    };
+    out.push_str("\n[logs.loki]\n");
+    out.push_str(&opt("url", k.url.as_deref().map(mask_url)));
+    out.push_str(&format!("service_labels = {}\n", list(&k.service_labels)));
+    out.push_str(&format!("level_labels = {}\n", list(&k.level_labels)));
+    out.push_str(&format!("max_lines = {}\n", k.max_lines));
+    out.push_str(&format!(
+        "default_window_hours = {}\n",
+        k.default_window_hours
+    ));
+    out.push_str(&secret("bearer_token", &k.bearer_token));
+    out.push_str(&opt("username", k.username.clone()));
+    out.push_str(&secret("password", &k.password));
+    out.push_str(&opt("tenant", k.tenant.clone()));
 
     if !c.keys.is_empty() {
         out.push_str("\n[keys]\n");

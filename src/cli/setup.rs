@@ -228,6 +228,11 @@ fn register_log_backend(config: &Config, tools: &mut ToolRegistry) -> Result<(),
                 .map_err(CliError::input)?;
             tools.register(Arc::new(files));
         }
+        LogsBackend::Loki => {
+            let loki = crate::tools::loki::LokiLogs::new(&config.logs.loki, timeout)
+                .map_err(CliError::input)?;
+            tools.register(Arc::new(loki));
+        }
     }
     Ok(())
 }

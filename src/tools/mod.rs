@@ -11,7 +11,9 @@
 //! run: permission checks, dedup of repeated queries, timing and recording.
 
 pub mod files;
+pub mod http;
 pub mod logs;
+pub mod loki;
 pub mod pack;
 pub mod prometheus;
 pub mod registry;

@@ -163,6 +163,48 @@ fn log_files_in_env_or_file_switch_the_logs_backend() {
 }
 
 #[test]
+fn loki_is_chosen_by_its_url_and_its_credentials_are_never_shown() {
+    use diagraph::config::LogsBackend;
+    let env = env_of(&[("DIAGRAPH_LOKI_URL", "http://loki:3100")]);
+    let c = Config::load_with(&ConfigFlags::default(), &env, None).unwrap();
+    assert_eq!(c.logs.backend, LogsBackend::Loki);
+    assert_eq!(
+        c.logs.loki.service_labels,
+        ["service", "service_name", "app", "job"]
+    );
+    assert_eq!(c.logs.loki.level_labels, ["level", "detected_level"]);
+    let both = env_of(&[
+        ("DIAGRAPH_LOKI_URL", "http://loki:3100"),
+        ("DIAGRAPH_LOG_FILES", "/x/*.log"),
+    ]);
+    let err = Config::load_with(&ConfigFlags::default(), &both, None).unwrap_err();
+    assert!(err.to_string().contains("one backend"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "[logs]\nbackend = \"loki\"\n[logs.loki]\nurl = \"https://ops:pw-in-url@loki.internal\"\nbearer_token = \"tok-very-secret\"\nusername = \"ops\"\npassword = \"pw-very-secret\"\ntenant = \"team-a\"\nservice_labels = [\"app\"]\n",
+    );
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    let shown = c.render_masked_with(&env_of(&[]));
+    for secret in ["tok-very-secret", "pw-very-secret", "pw-in-url"] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(!format!("{c:?}").contains(secret));
+    }
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(!json.contains("tok-very-secret") && !json.contains("pw-very-secret"));
+    let t: toml::Table = toml::from_str(&shown).unwrap();
+    assert_eq!(t["logs"]["loki"]["bearer_token"].as_str(), Some("***"));
+    assert_eq!(t["logs"]["loki"]["tenant"].as_str(), Some("team-a"));
+    assert_eq!(t["logs"]["loki"]["service_labels"][0].as_str(), Some("app"));
+    let path = write(
+        dir.path(),
+        "[logs]\nbackend = \"loki\"\n[logs.loki]\nurl = \"loki:3100\"\n",
+    );
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(err.to_string().contains("logs.loki.url"), "{err}");
+}
+
+#[test]
 fn an_explicit_file_that_is_missing_is_an_error() {
     let flags = ConfigFlags {
         config_file: Some("/definitely/not/here.toml".into()),

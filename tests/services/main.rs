@@ -19,6 +19,7 @@ mod fake_llm;
 mod fault_proxy;
 #[path = "../helpers/mod.rs"]
 mod helpers;
+mod loki_fake;
 #[path = "../store/mysql_db.rs"]
 mod mysql_db;
 mod openai_mock;
@@ -29,6 +30,7 @@ mod cli;
 mod config;
 mod faults;
 mod llm_quirks;
+mod loki_backend;
 mod openai_engine;
 mod openai_provider;
 mod otlp;

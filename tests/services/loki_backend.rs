@@ -1,0 +1,353 @@
+//! query_logs over Grafana Loki, against the fake in `loki_fake` (Loki
+//! cannot be installed here): the LogQL sent (syntax, escaping, the time
+//! range), label mapping and level detection, exact counts beyond the
+//! lines read, credentials, every failure as a failed invocation with its
+//! reason, and the offline model diagnosing the shop incident from Loki
+//! with the findings it makes from the pack.
+
+use crate::helpers::{base_engine, free_port, pack_registry, shop_pack, shop_pack_dir};
+use crate::loki_fake::{Loki, parse_log_query};
+use diagraph::config::LokiConfig;
+use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
+use diagraph::model::offline::OfflineModel;
+use diagraph::tools::loki::LokiLogs;
+use diagraph::tools::{Tool, ToolError, ToolOutput};
+use diagraph::vocab::run::FailureClass;
+use diagraph::vocab::tool::EvidenceStatus;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// 2026-07-08T22:40:00Z in ns.
+const T0: i64 = 1_783_550_400_000_000_000;
+const S: i64 = 1_000_000_000;
+
+fn loki(url: &str, f: impl FnOnce(&mut LokiConfig)) -> LokiLogs {
+    let mut c = LokiConfig {
+        url: Some(url.into()),
+        ..LokiConfig::default()
+    };
+    f(&mut c);
+    LokiLogs::new(&c, Duration::from_secs(3)).unwrap()
+}
+
+async fn call(t: &LokiLogs, args: Value) -> Result<ToolOutput, ToolError> {
+    let map: Map<String, Value> = serde_json::from_value(args).unwrap();
+    t.call(&map).await
+}
+
+fn window() -> Value {
+    json!({"since": "2026-07-08T22:00:00Z", "until": "2026-07-08T23:59:00Z"})
+}
+
+fn with(mut a: Value, extra: Value) -> Value {
+    for (k, v) in extra.as_object().unwrap() {
+        a[k] = v.clone();
+    }
+    a
+}
+
+#[tokio::test]
+async fn lines_counts_labels_and_levels_from_loki() {
+    let fake = Loki::default();
+    // Loki 3 style: service_name and detected_level labels.
+    for i in 0..1200 {
+        fake.push(
+            &[
+                ("service_name", "checkout"),
+                ("detected_level", "error"),
+                ("pod", "checkout-7f"),
+            ],
+            T0 + i * S,
+            &format!("upstream payment timed out after {}ms", 3000 + i),
+        );
+    }
+    fake.push(
+        &[("service_name", "checkout"), ("detected_level", "warn")],
+        T0 + 5 * S,
+        "retrying \"charge\" {x}",
+    );
+    fake.push(
+        &[("service_name", "cart")],
+        T0 + 7 * S,
+        "ERROR cart store unreachable",
+    );
+    let url = fake.clone().serve().await;
+    let t = loki(&url, |_| {});
+    assert_eq!(t.backend(), format!("loki:{url}"));
+
+    let out = call(
+        &t,
+        with(
+            window(),
+            json!({"service": "Checkout", "level": "ERROR", "limit": 5}),
+        ),
+    )
+    .await
+    .unwrap();
+    // Exact over every line, though Loki returned the newest 1000.
+    assert_eq!(out.body["total"], 1200);
+    assert_eq!(out.body["first_ts"], "2026-07-08T22:40:00Z");
+    assert_eq!(out.body["last_ts"], "2026-07-08T22:59:59Z");
+    assert_eq!(out.body["counts_complete"], false);
+    assert_eq!(out.body["source"], "loki");
+    let logs = out.body["logs"].as_array().unwrap();
+    assert_eq!(logs.len(), 5);
+    assert_eq!(logs[4]["service"], "checkout");
+    assert_eq!(logs[4]["level"], "ERROR");
+    assert_eq!(logs[4]["pod"], "checkout-7f");
+    assert_eq!(
+        out.evidence_refs[4].text,
+        "2026-07-08T22:59:59Z ERROR checkout upstream payment timed out after 4199ms"
+    );
+    assert_eq!(out.evidence_refs[4].raw_path, "$.logs[4]");
+
+    // The LogQL and the time range sent.
+    let sent = fake.queries();
+    let range = sent
+        .iter()
+        .find(|q| q.get("direction").map(String::as_str) == Some("backward"))
+        .unwrap();
+    assert_eq!(
+        range["query"],
+        r#"{service_name=~"(?i)Checkout"} | detected_level=~"(?i)(error|err|eror)""#
+    );
+    assert_eq!(range["start"], (T0 - 40 * 60 * S).to_string());
+    assert_eq!(range["end"], (T0 + 79 * 60 * S).to_string());
+    assert_eq!(range["limit"], "1000");
+    assert!(sent.iter().any(|q| q.get("query").is_some_and(|s| {
+        s.starts_with("sum(count_over_time({service_name=~") && s.ends_with(" [7140s]))")
+    })));
+    for q in sent.iter().filter_map(|q| q.get("query")) {
+        if !q.starts_with("sum(") {
+            parse_log_query(q).unwrap();
+        }
+    }
+
+    // Keywords with quotes and braces are escaped, matched in any case.
+    let out = call(&t, with(window(), json!({"keyword": "\"CHARGE\" {x}"})))
+        .await
+        .unwrap();
+    assert_eq!(out.body["total"], 1);
+    assert_eq!(out.body["logs"][0]["level"], "WARN");
+    // No level label: the level is read from the line.
+    let out = call(&t, with(window(), json!({"service": "cart"})))
+        .await
+        .unwrap();
+    assert_eq!(out.body["logs"][0]["level"], "ERROR");
+    assert_eq!(out.body["counts_complete"], true);
+
+    let none = call(&t, with(window(), json!({"service": "nobody"})))
+        .await
+        .unwrap();
+    assert_eq!(none.evidence_status, EvidenceStatus::NoEvidence);
+    assert!(
+        none.evidence_refs[0]
+            .text
+            .contains("Loki has no line matching {service_name=~"),
+        "{}",
+        none.evidence_refs[0].text
+    );
+}
+
+#[tokio::test]
+async fn the_service_label_is_the_first_configured_one_loki_has() {
+    let fake = Loki::default();
+    fake.push(
+        &[("app", "web"), ("job", "default/web"), ("level", "info")],
+        T0 + S,
+        "GET / 200",
+    );
+    let url = fake.clone().serve().await;
+    let out = call(&loki(&url, |_| {}), window()).await.unwrap();
+    assert_eq!(out.body["logs"][0]["service"], "web");
+    assert!(
+        out.body["logql"]
+            .as_str()
+            .unwrap()
+            .starts_with("{app=~\".+\"}")
+    );
+    let out = call(
+        &loki(&url, |c| c.service_labels = vec!["job".into()]),
+        window(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.body["logs"][0]["service"], "default/web");
+    // Label names from config are checked before any query.
+    let mut bad = LokiConfig {
+        url: Some(url.clone()),
+        ..LokiConfig::default()
+    };
+    bad.service_labels = vec!["service.name".into()];
+    assert!(LokiLogs::new(&bad, Duration::from_secs(1)).is_err());
+}
+
+#[tokio::test]
+async fn credentials_and_tenant_go_in_headers_and_never_into_messages() {
+    let fake = Loki {
+        token: Some("s3cret-token".into()),
+        ..Loki::default()
+    };
+    fake.push(&[("service", "api")], T0 + S, "ok");
+    let url = fake.clone().serve().await;
+    let t = loki(&url, |c| {
+        c.bearer_token = Some("s3cret-token".into());
+        c.tenant = Some("team-a".into());
+    });
+    call(&t, window()).await.unwrap();
+    let q = &fake.queries()[0];
+    assert_eq!(q["header:authorization"], "Bearer s3cret-token");
+    assert_eq!(q["header:x-scope-orgid"], "team-a");
+    let wrong = loki(&url, |c| c.bearer_token = Some("wrong-token-xyz".into()));
+    let err = call(&wrong, window()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::Unauthorized);
+    assert_eq!(
+        err.to_string(),
+        "HTTP 401: check the credentials (Loki /loki/api/v1/labels): no org id"
+    );
+    assert!(!format!("{err} {wrong:?} {}", wrong.backend()).contains("wrong-token-xyz"));
+    assert!(!format!("{t:?}").contains("s3cret"));
+}
+
+#[tokio::test]
+async fn every_failure_is_a_failed_call_with_its_reason() {
+    let fake = Loki::default();
+    fake.push(&[("service", "api")], T0 + S, "boom");
+    let url = fake.clone().serve().await;
+    let t = loki(&url, |_| {});
+    for (status, body, class, says) in [
+        (
+            429,
+            "too many outstanding requests",
+            FailureClass::RateLimited,
+            "HTTP 429: rate limited (Loki /loki/api/v1/labels): too many outstanding requests",
+        ),
+        (
+            500,
+            "rpc error: code = Unavailable",
+            FailureClass::ServerError,
+            "HTTP 500 (Loki /loki/api/v1/labels): rpc error: code = Unavailable",
+        ),
+        (
+            403,
+            "",
+            FailureClass::Forbidden,
+            "HTTP 403: the credentials may not read this (Loki /loki/api/v1/labels)",
+        ),
+    ] {
+        *fake.fail_all.lock().unwrap() = Some((status, body.into()));
+        let err = call(&t, window()).await.unwrap_err();
+        assert_eq!((err.class(), err.to_string().as_str()), (class, says));
+    }
+    *fake.fail_all.lock().unwrap() = None;
+
+    // A failed count keeps the lines and says the figures are partial.
+    *fake.fail_count.lock().unwrap() = Some((503, "query-scheduler unavailable".into()));
+    let out = call(&t, window()).await.unwrap();
+    assert_eq!(out.body["total"], 1);
+    let partial = out.partial.unwrap();
+    assert!(
+        partial.starts_with("the count of all matching lines could not be read (HTTP 503"),
+        "{partial}"
+    );
+    *fake.fail_count.lock().unwrap() = None;
+
+    // Refused, silent and garbage-speaking servers.
+    let refused = loki(&format!("http://127.0.0.1:{}", free_port()), |_| {});
+    let err = call(&refused, window()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::Connection);
+    assert!(
+        err.to_string()
+            .starts_with("connection refused to http://127.0.0.1:"),
+        "{err}"
+    );
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            held.push(s);
+        }
+    });
+    let slow = LokiLogs::new(
+        &LokiConfig {
+            url: Some(format!("http://{addr}")),
+            ..LokiConfig::default()
+        },
+        Duration::from_millis(300),
+    )
+    .unwrap();
+    let err = call(&slow, window()).await.unwrap_err();
+    assert_eq!(err, ToolError::Timeout(300));
+
+    let garbage = axum::Router::new().fallback(|| async { "<html>proxy error</html>" });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, garbage).await.ok() });
+    let err = call(&loki(&format!("http://{addr}"), |_| {}), window())
+        .await
+        .unwrap_err();
+    assert_eq!(err.class(), FailureClass::BadResponse);
+    assert!(
+        err.to_string()
+            .contains("a body that is not JSON: <html>proxy error</html>"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_offline_model_finds_the_same_cause_from_loki_as_from_the_pack() {
+    let fake = Loki::default();
+    let text = std::fs::read_to_string(shop_pack_dir().join("logs.jsonl")).unwrap();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let ts = chrono::DateTime::parse_from_rfc3339(v["ts"].as_str().unwrap()).unwrap();
+        fake.push(
+            &[
+                ("service", v["service"].as_str().unwrap()),
+                ("level", &v["level"].as_str().unwrap().to_lowercase()),
+            ],
+            ts.timestamp_nanos_opt().unwrap(),
+            v["message"].as_str().unwrap(),
+        );
+    }
+    let url = fake.clone().serve().await;
+    // The shop incident is in the past: a window wide enough to hold it.
+    let t = loki(&url, |c| c.default_window_hours = 24 * 365 * 5);
+    let question = "why is order-service timing out?";
+    let run = |logs: Option<LokiLogs>| async move {
+        let pack = shop_pack();
+        let mut tools = pack_registry(&pack);
+        if let Some(l) = logs {
+            tools.register(Arc::new(l));
+        }
+        let engine = Engine {
+            model: Arc::new(OfflineModel::new()),
+            tools: Arc::new(tools),
+            catalog: Arc::new(pack.catalog()),
+            ..base_engine(Arc::new(MemoryRecorder::new()))
+        };
+        engine.run(RunRequest::new(question)).await.unwrap()
+    };
+    let from_pack = run(None).await;
+    let from_loki = run(Some(t)).await;
+    let cause = |a: &str| {
+        a.lines()
+            .find(|l| l.contains("Likely cause"))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let (a, b) = (&from_pack.end.answer, &from_loki.end.answer);
+    assert!(!cause(a).is_empty(), "{a}");
+    assert_eq!(cause(a), cause(b), "pack:\n{a}\n\nloki:\n{b}");
+    assert_eq!(
+        from_pack.end.effective_verdict,
+        from_loki.end.effective_verdict
+    );
+    assert!(fake.queries().iter().any(|q| {
+        q.get("query")
+            .is_some_and(|s| s.contains("order\\\\-service"))
+    }));
+}
