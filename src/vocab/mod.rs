@@ -14,6 +14,7 @@ pub mod dto;
 pub mod evaluation;
 pub mod events;
 pub mod graph;
+pub mod level;
 pub mod prerendered;
 pub mod record;
 pub mod run;

@@ -11,6 +11,12 @@ pub const QUERY_LOGS: &str = "query_logs";
 pub const LOOKUP_KNOWLEDGE: &str = "lookup_knowledge";
 pub const READ_SKILL: &str = "read_skill";
 
+/// What a log or alert source says in its no-evidence message when no
+/// part of it (service list, alerts, logs) names the service asked about:
+/// the model then says "no service named X in these sources" rather than
+/// "X logged nothing matching", which would suggest a quiet service.
+pub const UNKNOWN_SERVICE_NOTE: &str = "no service of this name in these sources";
+
 /// The tools an Executor may use unless a scenario narrows the set.
 pub const DEFAULT_EXECUTOR_TOOLS: [&str; 4] =
     [QUERY_METRICS, QUERY_LOGS, LOOKUP_KNOWLEDGE, READ_SKILL];

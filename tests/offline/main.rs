@@ -11,9 +11,11 @@
 
 #[path = "../helpers/mod.rs"]
 mod helpers;
+mod loghub;
 mod realdata;
 mod support;
 
+mod brain;
 mod checks;
 mod e2e;
 mod log_files;

@@ -70,7 +70,7 @@ fn broad_question_plans_metrics_logs_keywords_knowledge_and_skill() {
     assert!(
         p.queries
             .iter()
-            .any(|q| q.arguments.get("level") == Some(&json!("ERROR"))
+            .any(|q| q.arguments.get("level") == Some(&json!("ERROR,FATAL"))
                 && q.arguments.get("service") == Some(&json!("payment-service")))
     );
     assert!(

@@ -12,6 +12,7 @@ use diagraph::vocab::contracts::{
     parse_composer_output, parse_executor_evidence, parse_planner_plan, parse_verifier_output,
 };
 use diagraph::vocab::dto::*;
+use diagraph::vocab::level::canonical;
 use diagraph::vocab::tool::{ToolSpec, summarize_args};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -185,7 +186,13 @@ impl FakeBackend {
                     .logs
                     .iter()
                     .filter(|l| arg("service").is_none_or(|x| s(l, "service").to_lowercase() == x))
-                    .filter(|l| arg("level").is_none_or(|x| s(l, "level").to_lowercase() == x))
+                    .filter(|l| {
+                        // "ERROR,FATAL": any of the levels, in any spelling.
+                        arg("level").is_none_or(|x| {
+                            x.split(',')
+                                .any(|w| canonical(w) == canonical(s(l, "level")))
+                        })
+                    })
                     .filter(|l| {
                         arg("keyword").is_none_or(|k| {
                             let m = s(l, "message").to_lowercase();

@@ -9,7 +9,7 @@
 
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, group_count, group_logs, group_range,
-    level_rank,
+    is_error_level,
 };
 use crate::model::offline::text::{contains_ci, literal_pieces};
 use crate::text::clean;
@@ -65,7 +65,7 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
         'outer: for (gi, g) in groups.iter().enumerate() {
             let Some(first) = g.first() else { continue };
             // One stray error line is not a pattern; a cause needs repeats.
-            if level_rank(&first.level) != 0
+            if !is_error_level(&first.level)
                 || first.service.is_empty()
                 || group_count(g) < MIN_CAUSE_LINES as u64
             {
@@ -128,11 +128,26 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
             g.iter().map(|l| binding(&l.src)).collect(),
         ));
     }
+    // A service no source names is one finding, bound to every query
+    // that said so; it must not read like a quiet service.
+    let unknown = unknown_services(c);
+    for (service, refs) in &unknown {
+        claims.push(claim(
+            "negative_observation",
+            unknown_service_text(service, refs, zh),
+            refs.iter().map(|n| binding(&n.src)).collect(),
+        ));
+    }
     let negatives: Vec<&NoEvidence> = c
         .no_evidence
         .iter()
-        .filter(|n| n.src.tool != LOOKUP_KNOWLEDGE)
-        .take(MAX_NEGATIVE_CLAIMS)
+        .filter(|n| n.src.tool != LOOKUP_KNOWLEDGE && !n.narrowed)
+        .filter(|n| {
+            !unknown
+                .iter()
+                .any(|(_, refs)| refs.iter().any(|r| std::ptr::eq(*r, *n)))
+        })
+        .take(MAX_NEGATIVE_CLAIMS.saturating_sub(unknown.len()))
         .collect();
     for n in &negatives {
         claims.push(claim(
@@ -310,6 +325,61 @@ fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
             quote(g),
             a.alertname,
             a.state
+        )
+    }
+}
+
+/// Services that a source said it does not name, with the no-evidence
+/// answers that said so, when nothing else returned anything about them.
+fn unknown_services(c: &Collected) -> Vec<(String, Vec<&NoEvidence>)> {
+    let mut out: Vec<(String, Vec<&NoEvidence>)> = Vec::new();
+    for n in c.no_evidence.iter().filter(|n| n.unknown_service) {
+        let Some(service) = &n.service else { continue };
+        let seen = c
+            .alerts
+            .iter()
+            .any(|a| a.service.eq_ignore_ascii_case(service))
+            || c.logs
+                .iter()
+                .any(|l| l.service.eq_ignore_ascii_case(service));
+        if seen {
+            continue;
+        }
+        match out
+            .iter_mut()
+            .find(|(s, _)| s.eq_ignore_ascii_case(service))
+        {
+            Some((_, refs)) => refs.push(n),
+            None => out.push((service.clone(), vec![n])),
+        }
+    }
+    // Also bind the other no-evidence answers about the same service.
+    for n in c.no_evidence.iter().filter(|n| !n.unknown_service) {
+        let Some(service) = &n.service else { continue };
+        if let Some((_, refs)) = out
+            .iter_mut()
+            .find(|(s, _)| s.eq_ignore_ascii_case(service))
+        {
+            refs.push(n);
+        }
+    }
+    out
+}
+
+fn unknown_service_text(service: &str, refs: &[&NoEvidence], zh: bool) -> String {
+    let queries: Vec<String> = refs
+        .iter()
+        .map(|n| format!("{} {}", n.src.tool, n.query))
+        .collect();
+    if zh {
+        format!(
+            "这些数据源中没有名为 {service} 的服务（查询：{}）",
+            queries.join("；")
+        )
+    } else {
+        format!(
+            "No service named {service} in these sources (queried: {})",
+            queries.join("; ")
         )
     }
 }

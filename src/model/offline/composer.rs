@@ -15,7 +15,7 @@ use crate::vocab::contracts::{
     find_overstatement,
 };
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
-use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
 use std::fmt::Write;
 
 pub fn compose(input: &ComposerInput) -> ComposerOutput {
@@ -194,17 +194,56 @@ fn finding_line(c: &AllowedClaim, zh: bool) -> String {
     format!("{}{mark} {}", clean(&c.claim_text, 400), citation(c))
 }
 
+/// The `query=` part of a `$.no_evidence` text.
+fn no_evidence_query(matched_text: &str) -> String {
+    matched_text
+        .split(';')
+        .find_map(|s| s.trim().strip_prefix("query="))
+        .map(|q| clean(q, 160))
+        .unwrap_or_default()
+}
+
+/// The service a source said it does not name, from the query of the
+/// `$.no_evidence` text that says so.
+fn unknown_service(c: &AllowedClaim) -> Option<String> {
+    c.evidence
+        .iter()
+        .filter(|e| e.matched_text.contains(UNKNOWN_SERVICE_NOTE))
+        .find_map(|e| {
+            let query = no_evidence_query(&e.matched_text);
+            let value = query
+                .split_whitespace()
+                .find_map(|kv| kv.strip_prefix("service="))?;
+            Some(value.to_string()).filter(|v| !v.is_empty())
+        })
+}
+
 /// A negative claim, re-worded from the `$.no_evidence` text it rests on.
 fn negative_line(c: &AllowedClaim, zh: bool) -> String {
     let Some(e) = c.evidence.first() else {
         return String::new();
     };
-    let query = e
-        .matched_text
-        .split(';')
-        .find_map(|s| s.trim().strip_prefix("query="))
-        .map(|q| clean(q, 160))
-        .unwrap_or_default();
+    if let Some(service) = unknown_service(c) {
+        let queries: Vec<String> = c
+            .evidence
+            .iter()
+            .map(|e| format!("{} ({})", e.tool_name, no_evidence_query(&e.matched_text)))
+            .collect();
+        return if zh {
+            format!(
+                "这些数据源中没有名为 {service} 的服务：{} 都没有它的任何记录。请核对服务名，或接入记录它的数据源。 {}",
+                queries.join("、"),
+                citation(c)
+            )
+        } else {
+            format!(
+                "No service named {service} in these sources: {} returned nothing from it. Check the name, or add the source that holds it. {}",
+                queries.join(", "),
+                citation(c)
+            )
+        };
+    }
+    let query = no_evidence_query(&e.matched_text);
     let (noun_en, noun_zh) = match e.tool_name.as_str() {
         QUERY_METRICS => ("alerts", "告警"),
         LOOKUP_KNOWLEDGE => ("documents", "文档"),
@@ -244,6 +283,15 @@ fn summary(
         return findings
             .first()
             .map_or(String::new(), |c| clean(&c.claim_text, 300));
+    }
+    if findings.is_empty()
+        && let Some(service) = negatives.iter().find_map(|c| unknown_service(c))
+    {
+        return if zh {
+            format!("这些数据源中没有名为 {service} 的服务。")
+        } else {
+            format!("No service named {service} in these sources.")
+        };
     }
     if findings.is_empty() && !negatives.is_empty() {
         return if zh {

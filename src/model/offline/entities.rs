@@ -11,6 +11,7 @@
 pub use crate::model::offline::symptoms::{SYMPTOMS, Symptom};
 use crate::model::offline::text::contains_word;
 use crate::text::literal_regex;
+use crate::vocab::level::Level;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -30,6 +31,9 @@ pub struct Entities {
     /// The question mentions logs/日志 in general.
     pub mentions_logs: bool,
     pub mentions_firing: bool,
+    /// The log levels the question asks about, least severe first; empty
+    /// when it names none. "errors" includes the levels above ERROR.
+    pub levels: Vec<Level>,
 }
 
 /// Why a narrow question is narrow: the one thing it asks to confirm.
@@ -46,6 +50,9 @@ pub enum NarrowTarget {
     Logs {
         service: Option<String>,
         keyword: Option<String>,
+        /// The levels asked about; empty: any level when a keyword is
+        /// given, else errors.
+        levels: Vec<Level>,
     },
 }
 
@@ -171,7 +178,54 @@ pub fn extract(question: &str, known_services: &[String]) -> Entities {
         }
     }
     e.window_minutes = window_minutes(&lower);
+    e.levels = levels(&lower);
     e
+}
+
+/// Level words of a question and the levels each asks for.
+const LEVEL_WORDS: &[(&[&str], &[&str], Level)] = &[
+    (
+        &["warning", "warnings", "warn", "warns"],
+        &["警告"],
+        Level::Warn,
+    ),
+    (
+        &["error", "errors", "err"],
+        &["错误", "报错", "异常日志"],
+        Level::Error,
+    ),
+    (
+        &[
+            "fatal",
+            "critical",
+            "crit",
+            "severe",
+            "emergency",
+            "emerg",
+            "panic",
+        ],
+        &["致命", "严重错误"],
+        Level::Fatal,
+    ),
+];
+
+fn levels(lower: &str) -> Vec<Level> {
+    let mut out: Vec<Level> = Vec::new();
+    for (en, zh, level) in LEVEL_WORDS {
+        if en.iter().any(|w| contains_word(lower, w)) || zh.iter().any(|w| lower.contains(w)) {
+            // A question about a level also asks about the worse ones,
+            // except warnings: "any warnings?" is not "any errors?".
+            let wanted = if *level == Level::Warn {
+                vec![Level::Warn]
+            } else {
+                level.and_above()
+            };
+            out.extend(wanted);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {
@@ -440,7 +494,11 @@ pub fn narrow_target(question: &str, e: &Entities) -> Option<NarrowTarget> {
         if service.is_none() && keyword.is_none() {
             return None;
         }
-        return Some(NarrowTarget::Logs { service, keyword });
+        return Some(NarrowTarget::Logs {
+            service,
+            keyword,
+            levels: e.levels.clone(),
+        });
     }
     if e.mentions_alerts {
         return service.map(|service| NarrowTarget::ServiceAlerts {
@@ -513,7 +571,8 @@ mod tests {
             narrow_target(q, &extract(q, &known())),
             Some(NarrowTarget::Logs {
                 service: Some("order-service".into()),
-                keyword: Some("timeout".into())
+                keyword: Some("timeout".into()),
+                levels: vec![],
             })
         );
     }

@@ -10,7 +10,10 @@
 use crate::model::offline::text::{field, leading_timestamp, ref_fields, template};
 use crate::text::clean;
 use crate::vocab::contracts::NO_EVIDENCE_PATH;
-use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, summarize_args};
+use crate::vocab::level::{self, Level};
+use crate::vocab::tool::{
+    LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, UNKNOWN_SERVICE_NOTE, summarize_args,
+};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -68,6 +71,14 @@ pub struct KnowledgeItem {
 pub struct NoEvidence {
     pub src: Source,
     pub query: String,
+    /// The service the query asked about, if any.
+    pub service: Option<String>,
+    /// The source said no part of it names that service.
+    pub unknown_service: bool,
+    /// A narrower form (fewer levels) of a query that did find lines: it
+    /// says nothing the wider query's lines do not.
+    pub narrowed: bool,
+    args: Value,
 }
 
 /// Everything this Executor conversation's tool results contained.
@@ -92,6 +103,7 @@ const ALERT_DETAILS: &[&str] = &["value", "severity", "active_for", "since"];
 pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
     let mut c = Collected::default();
     let mut seen_text: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut supported_logs: Vec<Value> = Vec::new();
     for r in results {
         let tool = r
             .get("tool")
@@ -158,9 +170,18 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
                 text: text.to_string(),
             };
             if raw_path == NO_EVIDENCE_PATH {
+                let service = args
+                    .get("service")
+                    .and_then(Value::as_str)
+                    .map(|s| clean(s, 80))
+                    .filter(|s| !s.is_empty());
                 c.no_evidence.push(NoEvidence {
+                    unknown_service: service.is_some() && text.contains(UNKNOWN_SERVICE_NOTE),
+                    service,
                     src,
                     query: query.clone(),
+                    narrowed: false,
+                    args: args.clone(),
                 });
                 continue;
             }
@@ -177,8 +198,40 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
                 _ => c.logs.push(log_item(src, None, &args)),
             }
         }
+        if status == "supported" && tool == QUERY_LOGS {
+            supported_logs.push(args.clone());
+        }
+    }
+    for n in c
+        .no_evidence
+        .iter_mut()
+        .filter(|n| n.src.tool == QUERY_LOGS)
+    {
+        n.narrowed = supported_logs
+            .iter()
+            .any(|wide| narrows_levels(&n.args, wide));
     }
     c
+}
+
+/// `narrow` is `wide` with fewer levels and nothing else changed.
+fn narrows_levels(narrow: &Value, wide: &Value) -> bool {
+    let (Some(n), Some(w)) = (narrow.as_object(), wide.as_object()) else {
+        return false;
+    };
+    let levels = |m: &serde_json::Map<String, Value>| -> BTreeSet<String> {
+        m.get("level")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .split(',')
+            .map(level::canonical)
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let same_rest =
+        n.len() == w.len() && n.iter().all(|(k, v)| k == "level" || w.get(k) == Some(v));
+    let (ln, lw) = (levels(n), levels(w));
+    same_rest && !ln.is_empty() && ln.len() < lw.len() && ln.is_subset(&lw)
 }
 
 /// `$.logs[3]` -> body["logs"][3].
@@ -226,24 +279,11 @@ fn alert_item(src: Source, item: Option<&Value>) -> AlertItem {
     }
 }
 
-const LEVELS: &[&str] = &[
-    "FATAL", "CRITICAL", "ERROR", "WARNING", "WARN", "NOTICE", "INFO", "DEBUG", "TRACE",
-];
-
 fn log_item(src: Source, item: Option<&Value>, args: &Value) -> LogItem {
     let ts_text = leading_timestamp(&src.text);
     let level = str_at(item, &["level"])
         .map(str::to_string)
-        .or_else(|| {
-            src.text
-                .split_whitespace()
-                .take(4)
-                .find(|w| {
-                    let upper = w.to_ascii_uppercase();
-                    LEVELS.contains(&upper.trim_matches(['[', ']', ':']))
-                })
-                .map(|w| w.trim_matches(['[', ']', ':']).to_string())
-        })
+        .or_else(|| level::find_in_text(&src.text, 6).map(|(w, _)| w.to_string()))
         .unwrap_or_default()
         .to_ascii_uppercase();
     let service = str_at(item, &["service"])
@@ -329,8 +369,8 @@ fn knowledge_item(src: &Source, item: Option<&Value>) -> KnowledgeItem {
     }
 }
 
-/// Log lines grouped by (service, level, template), in rank order: errors
-/// before warnings before the rest, then by size, then by first seen.
+/// Log lines grouped by (service, level, template), in rank order: the
+/// most severe level first, then by size, then by first seen.
 pub fn group_logs(logs: &[LogItem]) -> Vec<Vec<&LogItem>> {
     let mut groups: Vec<Vec<&LogItem>> = Vec::new();
     // Lines the tool counted as alike group by its pattern: the figures
@@ -376,12 +416,20 @@ pub fn group_range(g: &[&LogItem]) -> Option<(String, String)> {
     Some((times().min()?.to_string(), times().max()?.to_string()))
 }
 
+/// Most severe first: 0 for FATAL (and its aliases), 1 ERROR, 2 WARN, 3
+/// the rest.
 pub fn level_rank(level: &str) -> u8 {
-    match level.to_ascii_uppercase().as_str() {
-        "FATAL" | "CRITICAL" | "ERROR" | "SEVERE" | "EMERG" | "ALERT" | "CRIT" => 0,
-        "WARN" | "WARNING" => 1,
-        _ => 2,
+    match Level::parse(level) {
+        Some(Level::Fatal) => 0,
+        Some(Level::Error) => 1,
+        Some(Level::Warn) => 2,
+        _ => 3,
     }
+}
+
+/// ERROR or worse, in any spelling.
+pub fn is_error_level(level: &str) -> bool {
+    Level::parse(level).is_some_and(Level::is_error)
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use crate::model::offline::planner::{self, query_key};
 use crate::model::{ChatRequest, ChatResponse, FinishReason, Message, ToolCall};
 use crate::vocab::contracts::{EXECUTOR_ANSWER_VERSION, ExecutorEvidence, PlannedQuery};
 use crate::vocab::dto::{ExecutorInput, PlannerInput, PlannerMode};
-use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use crate::vocab::level::Level;
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -40,7 +41,13 @@ pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
     if !offered.is_empty() && budget > 0 {
         let calls = match turns {
             0 => first_calls(input, request, &offered),
-            1 if !narrow && input.retry_context.is_none() => follow_ups(&results, &offered),
+            1 => {
+                let mut calls = level_follow_ups(&results, &offered);
+                if !narrow && input.retry_context.is_none() {
+                    calls.extend(follow_ups(&results, &offered));
+                }
+                calls
+            }
             _ => vec![],
         };
         let calls: Vec<PlannedQuery> = calls.into_iter().take(budget).collect();
@@ -132,6 +139,80 @@ fn first_calls(
         .filter(|q| offered.contains(&q.tool.as_str()))
         .filter(|q| seen.insert(query_key(&q.tool, &Value::Object(q.arguments.clone()))))
         .collect()
+}
+
+/// Log queries for several levels return the newest lines only, so a few
+/// FATAL lines among many ERROR ones can be left out of the sample. For a
+/// query cut at its limit whose sample lacks its most severe level, ask
+/// for that level alone.
+fn level_follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
+    if !offered.contains(&QUERY_LOGS) {
+        return vec![];
+    }
+    let asked: BTreeSet<String> = results
+        .iter()
+        .filter_map(|r| {
+            let tool = r.get("tool").and_then(Value::as_str)?;
+            Some(query_key(tool, r.get("arguments")?))
+        })
+        .collect();
+    let mut out: Vec<PlannedQuery> = Vec::new();
+    for r in results {
+        if r.get("tool").and_then(Value::as_str) != Some(QUERY_LOGS)
+            || r.pointer("/result/truncated").and_then(Value::as_bool) != Some(true)
+        {
+            continue;
+        }
+        let Some(args) = r.get("arguments").and_then(Value::as_object) else {
+            continue;
+        };
+        let levels: Vec<Level> = args
+            .get("level")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .split(',')
+            .filter_map(Level::parse)
+            .collect();
+        let Some(worst) = levels.iter().max().copied() else {
+            continue;
+        };
+        if levels.len() < 2 {
+            continue;
+        }
+        let sampled = r
+            .pointer("/result/logs")
+            .and_then(Value::as_array)
+            .is_some_and(|logs| {
+                logs.iter().any(|l| {
+                    l.get("level")
+                        .and_then(Value::as_str)
+                        .and_then(Level::parse)
+                        == Some(worst)
+                })
+            });
+        if sampled {
+            continue;
+        }
+        let mut arguments = args.clone();
+        arguments.insert("level".into(), json!(worst.as_str()));
+        let key = query_key(QUERY_LOGS, &Value::Object(arguments.clone()));
+        if asked.contains(&key)
+            || out
+                .iter()
+                .any(|q| query_key(&q.tool, &Value::Object(q.arguments.clone())) == key)
+        {
+            continue;
+        }
+        out.push(PlannedQuery {
+            tool: QUERY_LOGS.into(),
+            arguments,
+            purpose: String::new(),
+        });
+        if out.len() >= MAX_FOLLOW_UPS {
+            break;
+        }
+    }
+    out
 }
 
 /// Runbook lookups for firing alerts that no knowledge query has named yet.

@@ -13,6 +13,7 @@ use crate::text::clean;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
 use crate::vocab::dto::{PlannerInput, PlannerRetryView};
+use crate::vocab::level::{self, Level};
 use crate::vocab::tool::ToolSpec;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, READ_SKILL, summarize_args};
 use serde_json::{Map, Value, json};
@@ -190,14 +191,28 @@ fn narrow_queries(t: &NarrowTarget, e: &Entities, tools: &ToolSet) -> Vec<Planne
             }
             tools.query(QUERY_METRICS, &args, format!("confirm alerts on {service}"))
         }
-        NarrowTarget::Logs { service, keyword } => {
+        NarrowTarget::Logs {
+            service,
+            keyword,
+            levels,
+        } => {
             let mut args = Vec::new();
             if let Some(s) = service {
                 args.push(("service", json!(s)));
             }
-            match keyword {
-                Some(k) => args.push(("keyword", json!(k))),
-                None => args.push(("level", json!("ERROR"))),
+            // "timeout errors" names a failure, not a level: with a keyword
+            // only a level named for itself (warnings, fatal) narrows.
+            let levels = match keyword {
+                Some(_) if *levels == Level::Error.and_above() => vec![],
+                Some(_) => levels.clone(),
+                None if levels.is_empty() => Level::Error.and_above(),
+                None => levels.clone(),
+            };
+            if let Some(k) = keyword {
+                args.push(("keyword", json!(k)));
+            }
+            if !levels.is_empty() {
+                args.push(("level", json!(level::filter_arg(&levels))));
             }
             tools.query(
                 QUERY_LOGS,
@@ -238,13 +253,14 @@ fn broad_queries(
             format!("alert {a}"),
         ));
     }
+    let errors = level::filter_arg(&Level::Error.and_above());
     for s in &services {
-        let args = with_window(vec![("service", json!(s)), ("level", json!("ERROR"))], e);
-        out.extend(tools.query(QUERY_LOGS, &args, format!("ERROR logs of {s}")));
+        let args = with_window(vec![("service", json!(s)), ("level", json!(errors))], e);
+        out.extend(tools.query(QUERY_LOGS, &args, format!("{errors} logs of {s}")));
     }
     if services.is_empty() {
-        let args = with_window(vec![("level", json!("ERROR"))], e);
-        out.extend(tools.query(QUERY_LOGS, &args, "ERROR logs of all services".into()));
+        let args = with_window(vec![("level", json!(errors))], e);
+        out.extend(tools.query(QUERY_LOGS, &args, format!("{errors} logs of all services")));
     }
     let scope = if services.len() == 1 {
         services.first().copied()
@@ -274,6 +290,10 @@ fn broad_queries(
     for s in &services {
         let args = with_window(vec![("service", json!(s)), ("level", json!("WARN"))], e);
         out.extend(tools.query(QUERY_LOGS, &args, format!("WARN logs of {s}")));
+    }
+    if services.is_empty() && e.levels.contains(&Level::Warn) {
+        let args = with_window(vec![("level", json!("WARN"))], e);
+        out.extend(tools.query(QUERY_LOGS, &args, "WARN logs of all services".into()));
     }
     let terms = knowledge_terms(&input.question, e);
     let mut kargs = vec![("query", json!(terms))];
@@ -503,10 +523,10 @@ fn gap_candidates(e: &Entities, tools: &ToolSet, fact: &str) -> Vec<PlannedQuery
     }
     for s in e.services.iter().take(2) {
         out.extend(tools.query(QUERY_METRICS, &[("service", json!(s))], purpose.clone()));
-        for level in ["ERROR", "WARN"] {
+        for levels in [level::filter_arg(&Level::Error.and_above()), "WARN".into()] {
             out.extend(tools.query(
                 QUERY_LOGS,
-                &[("service", json!(s)), ("level", json!(level))],
+                &[("service", json!(s)), ("level", json!(levels))],
                 purpose.clone(),
             ));
         }

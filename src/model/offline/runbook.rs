@@ -98,7 +98,10 @@ pub fn material(
             }],
         });
     }
-    if let Some(n) = negatives.iter().find(|n| n.src.tool != LOOKUP_KNOWLEDGE) {
+    if let Some(n) = negatives
+        .iter()
+        .find(|n| n.src.tool != LOOKUP_KNOWLEDGE && !n.narrowed && !n.unknown_service)
+    {
         actions.push(RecommendedAction {
             action_text: if zh {
                 format!(

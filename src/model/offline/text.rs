@@ -178,7 +178,12 @@ static HEX: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:0x[0-9a-f]+|[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*)\b",
     )
 });
-static NUMBER: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\d+(?:[.,:]\d+)*"));
+/// A number, with its sign when the sign stands where a sign can (after a
+/// space, `_`, `=`, `:`, `(`, `[`, `,` or `/`, or at the start), so
+/// `blk_-695…` and `blk_388…`, `keyId: -1276…` and `keyId: 42` share a
+/// template, while `HikariPool-1` keeps its dash.
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| literal_regex(r"(^|[\s_=:(\[,/])[-+](\d+(?:[.,:]\d+)*)|\d+(?:[.,:]\d+)*"));
 static STARS: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\*(?:[\s*_\-./:]*\*)+"));
 
 /// The template of a log message: ids, addresses, hex and numbers become
@@ -195,7 +200,10 @@ pub fn template(message: &str) -> String {
             m.to_string()
         }
     });
-    let s = NUMBER.replace_all(&s, "*");
+    let s = NUMBER.replace_all(&s, |c: &regex::Captures| match (c.get(1), c.get(2)) {
+        (Some(pre), Some(_)) => format!("{}*", pre.as_str()),
+        _ => "*".to_string(),
+    });
     let s = STARS.replace_all(&s, "*");
     clean(&s, 160)
 }
@@ -314,6 +322,14 @@ mod tests {
             template("user 3f2a9c1e-1111-2222-3333-444455556666 from 10.0.0.1:8080 failed"),
             "user * from * failed"
         );
+        // A number's sign does not split a pattern in two.
+        assert_eq!(
+            template("Receiving block blk_-6952295868487656571 src: /10.0.0.1:5"),
+            template("Receiving block blk_38865049064139660 src: /10.0.0.2:6"),
+        );
+        assert_eq!(template("keyId: -127633188)"), template("keyId: 42)"));
+        assert_eq!(template("delta=-5 now"), "delta=* now");
+        assert_eq!(template("HikariPool-1 - stats"), "HikariPool-* - stats");
     }
 
     #[test]

@@ -75,27 +75,18 @@ impl LogLine {
 }
 
 /// WARNING and WARN are the same level to anyone asking; so are the
-/// spellings of "worse than an error".
+/// spellings of "worse than an error" (`vocab::level` decides).
 pub fn norm_level(l: &str) -> String {
-    match l.trim().to_ascii_uppercase().as_str() {
-        "WARNING" => "WARN".into(),
-        "ERR" => "ERROR".into(),
-        "CRITICAL" | "CRIT" | "EMERG" | "EMERGENCY" | "ALERT" | "PANIC" => "FATAL".into(),
-        other => other.to_string(),
-    }
+    crate::vocab::level::canonical(l)
 }
 
 /// The level a line states in its first words (`ERROR`, `[warn]`,
-/// `level=info`), for formats without a level field.
+/// `level=info`), for formats without a level field: its canonical name.
 pub fn detect_level(message: &str) -> Option<&'static str> {
-    const LEVELS: [&str; 13] = [
-        "FATAL", "CRITICAL", "CRIT", "SEVERE", "ERROR", "ERR", "WARNING", "WARN", "NOTICE", "INFO",
-        "DEBUG", "TRACE", "EMERG",
-    ];
     message.split_whitespace().take(6).find_map(|w| {
         let w = w.strip_prefix("level=").unwrap_or(w);
         let w = w.trim_matches(|c: char| !c.is_ascii_alphabetic());
-        LEVELS.iter().copied().find(|l| l.eq_ignore_ascii_case(w))
+        crate::vocab::level::Level::parse_word(w).map(crate::vocab::level::Level::as_str)
     })
 }
 

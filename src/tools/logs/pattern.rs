@@ -20,11 +20,21 @@ pub fn pattern(message: &str) -> String {
     };
     let mut word = String::new();
     let mut space = false;
-    for c in message.chars() {
+    let mut chars = message.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
         if p.chars >= MAX_PATTERN_CHARS {
             return p.out;
         }
-        if c.is_alphanumeric() {
+        // A sign where a sign can stand (not inside a word like
+        // `HikariPool-1`) belongs to its number: `blk_-69…` is `blk_*`,
+        // like `blk_38…`.
+        let sign = (c == '-' || c == '+')
+            && word.is_empty()
+            && !prev.is_some_and(char::is_alphanumeric)
+            && chars.peek().is_some_and(char::is_ascii_digit);
+        prev = Some(c);
+        if c.is_alphanumeric() || sign {
             if word.is_empty() && std::mem::take(&mut space) {
                 p.space();
             }
@@ -105,6 +115,13 @@ mod tests {
             "user *-*-*-*-* from *.*.*.*:* failed"
         );
         assert_eq!(pattern("deadbeefcafe0000 done"), "* done");
+        // A number's sign does not split a pattern in two.
+        assert_eq!(
+            pattern("Receiving block blk_-6952295868487656571 src: /10.0.0.1:5"),
+            pattern("Receiving block blk_38865049064139660 src: /10.0.0.2:6"),
+        );
+        assert_eq!(pattern("keyId: -127633188)"), "keyId: *)");
+        assert_eq!(pattern("delta=+5 x-1"), "delta=* x-*");
         assert_eq!(pattern("  spaced\n\tout  "), "spaced out");
     }
 

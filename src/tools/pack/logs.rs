@@ -5,7 +5,7 @@
 use crate::tools::logs::{Found, LogQuery, answer, query_logs_spec};
 use crate::tools::pack::Pack;
 use crate::tools::{Tool, ToolError, ToolOutput};
-use crate::vocab::tool::ToolSpec;
+use crate::vocab::tool::{ToolSpec, UNKNOWN_SERVICE_NOTE};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -69,7 +69,12 @@ impl Tool for QueryLogs {
                 .await
                 .map_err(|e| ToolError::Backend(format!("the log query stopped: {e}")))??
         };
-        let nothing = nothing_matched(&q, |s| self.pack.logs.has_service(s));
+        let nothing = match &q.service {
+            Some(s) if !self.pack.knows_service(s) => {
+                format!("no log line matched these filters; {UNKNOWN_SERVICE_NOTE}")
+            }
+            _ => nothing_matched(&q, |s| self.pack.logs.has_service(s)),
+        };
         answer(found, args, &nothing, partial)
     }
 }

@@ -7,7 +7,9 @@ use crate::text::clean;
 use crate::tools::pack::text::{Args, fmt_time, query_summary};
 use crate::tools::pack::{Alert, Pack, Readable};
 use crate::tools::{Tool, ToolError, ToolOutput};
-use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec};
+use crate::vocab::tool::{
+    EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec, UNKNOWN_SERVICE_NOTE,
+};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
@@ -165,10 +167,18 @@ impl Tool for QueryMetrics {
                 return Err(Readable::nothing_found_in_part(why));
             }
             let known = self.pack.alerts.len();
+            let mut msg = format!("no alert matched these filters ({known} alerts in the pack)");
+            if service
+                .as_ref()
+                .is_some_and(|s| !self.pack.knows_service(s))
+            {
+                msg.push_str("; ");
+                msg.push_str(UNKNOWN_SERVICE_NOTE);
+            }
             return Ok(ToolOutput::no_evidence(
                 QUERY_METRICS,
                 &query_summary(args),
-                &format!("no alert matched these filters ({known} alerts in the pack)"),
+                &msg,
             ));
         }
         let refs = matches

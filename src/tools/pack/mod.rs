@@ -247,6 +247,20 @@ impl Pack {
             .unwrap_or_else(Utc::now)
     }
 
+    /// Whether any part of the pack names this service: `pack.toml`'s
+    /// list, an alert, a log line (case-insensitive).
+    pub fn knows_service(&self, name: &str) -> bool {
+        self.manifest
+            .services
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(name))
+            || self
+                .alerts
+                .iter()
+                .any(|a| metrics::alert_service(a).is_some_and(|s| s.eq_ignore_ascii_case(name)))
+            || self.logs.has_service(name)
+    }
+
     pub fn skill_catalog(&self) -> Vec<SkillInfo> {
         self.skills
             .iter()
