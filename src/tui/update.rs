@@ -238,7 +238,10 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
         Msg::CompareLoaded { a, b, result } => {
             match result {
                 Ok((ta, tb)) => {
-                    let col = usize::from(state.screen.0.saturating_sub(30) / 2).clamp(16, 80);
+                    // Two columns and the label fill the popup's inner width.
+                    let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
+                    let inner = chrome::detail_rect(screen).width.saturating_sub(2);
+                    let col = usize::from(inner.saturating_sub(20) / 2).clamp(12, 80);
                     let text = crate::report::compare::to_text(&ta, &tb, col);
                     state.popup = Some(Popup::Detail {
                         title: format!("compare run {a} │ run {b} (≠ differs)"),

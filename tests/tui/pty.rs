@@ -37,6 +37,12 @@ impl Session {
     /// [`Session::start`], then `diagraph AFTER` on the same database once
     /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`).
     fn start_then(args: &str, after: &str, w: u16, h: u16) -> Session {
+        Session::start_full(&[], args, after, w, h)
+    }
+
+    /// [`Session::start_then`], after running `diagraph BEFORE` (output
+    /// discarded) for each of `before` on the same database.
+    fn start_full(before: &[&str], args: &str, after: &str, w: u16, h: u16) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("tmux.sock");
         let name = "diagraph-e2e".to_string();
@@ -50,8 +56,12 @@ impl Session {
         } else {
             format!("{env} {bin} {after}; ")
         };
+        let before: String = before
+            .iter()
+            .map(|b| format!("{env} {bin} {b} >/dev/null 2>&1; "))
+            .collect();
         let script = format!(
-            "cd {root} && {env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
+            "cd {root} && {before}{env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
             root = env!("CARGO_MANIFEST_DIR"),
         );
         let status = Command::new("tmux")
@@ -280,4 +290,127 @@ fn quitting_a_live_run_asks_and_saves_it_cancelled() {
     // Saved before the process ended: CANCELLED, never left RUNNING.
     assert!(after.contains("CANCELLED"), "{after}");
     assert!(!after.contains("RUNNING"), "{after}");
+}
+
+/// What the TUI last copied: tmux keeps an OSC 52 copy as its newest
+/// paste buffer (with `set-clipboard on`).
+fn copied(s: &Session) -> String {
+    s.tmux(&["show-buffer"])
+}
+
+fn wait_copied(s: &Session, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = copied(s);
+        if pred(&c) {
+            return c;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what} to be copied; buffer:\n{c}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_pasted_question_runs_whole_and_its_nodes_open_and_copy() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start("", 140, 40);
+    s.tmux(&["set-option", "-s", "set-clipboard", "on"]);
+    s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    // Two lines pasted at once: one question. Unbracketed, the newline
+    // would run "why is payment-service slow?" and `sd` would toggle step
+    // mode and open the demo picker.
+    s.tmux(&["set-buffer", "why is payment-service slow?\nsd"]);
+    s.tmux(&["paste-buffer", "-p", "-t", &s.name]);
+    let typed = s.wait_for("the pasted question", None, |s| {
+        s.contains("why is payment-service slow? sd")
+    });
+    assert!(typed.contains("step mode off"), "{typed}");
+    assert!(!typed.contains("Demo scenarios"), "{typed}");
+    s.keys(&["Enter"]);
+    let end = s.wait_for("the answer", None, |s| {
+        s.contains("last: composer_completed")
+    });
+    assert!(reached_end(&end), "{end}");
+    // Enter on the graph: the last node's own work, prompt and response
+    // read from the stored run.
+    s.keys(&["Enter"]);
+    let detail = s.wait_for("the node detail", None, |s| {
+        s.contains("prompt (the input DTO, rendered):")
+    });
+    assert!(detail.contains("composer · attempt 1"), "{detail}");
+    assert!(
+        detail.contains("prompt (the input DTO, rendered):"),
+        "{detail}"
+    );
+    // y copies what the popup shows.
+    s.keys(&["y"]);
+    let c = wait_copied(&s, "the node detail", |c| {
+        c.contains("composer · attempt 1")
+    });
+    assert!(c.contains("model calls") && c.contains("response:"), "{c}");
+    // Escape, then the run as Markdown from the graph pane.
+    s.keys(&["Escape"]);
+    s.keys(&["y"]);
+    let md = wait_copied(&s, "the run as Markdown", |c| {
+        c.starts_with("# diagraph run")
+    });
+    assert!(md.contains("## Citations"), "{md}");
+    assert!(md.contains("why is payment-service slow? sd"), "{md}");
+    s.keys(&["q"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+}
+
+#[test]
+fn two_runs_compare_side_by_side_and_export() {
+    if !tmux_available() {
+        return;
+    }
+    let pass = format!("ask --scenario {}", scenario("01_pass.toml"));
+    let capped = format!(
+        "ask --scenario {}",
+        scenario("16_gatekeeper_low_confid_capped.toml")
+    );
+    let s = Session::start_full(
+        &[&pass, &capped],
+        "",
+        "export 2 --format markdown | head -1",
+        140,
+        40,
+    );
+    s.wait_for("the runs", None, |s| s.contains("Runs (2)"));
+    // Tab from the question to the runs list; m on each run.
+    s.keys(&["Tab"]);
+    s.keys(&["m"]);
+    s.wait_for("the mark", None, |s| s.contains("marked"));
+    s.keys(&["j", "m"]);
+    let cmp = s.wait_for("the comparison", None, |s| s.contains("compare run"));
+    let ceiling = cmp
+        .lines()
+        .find(|l| l.contains("≠ ceiling"))
+        .unwrap_or_default();
+    assert!(
+        ceiling.contains("LOW_CONFID") && ceiling.contains("PASS"),
+        "{cmp}"
+    );
+    // Apart: an escape followed at once by q reads as alt-q.
+    s.keys(&["Escape"]);
+    s.wait_for("the popup closed", None, |s| !s.contains("compare run"));
+    s.keys(&["q"]);
+    let after = s.wait_for("the exports", None, |s| s.contains("DIAGRAPH_DONE"));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    // The exported Markdown's title.
+    let tail: Vec<&str> = after
+        .lines()
+        .skip_while(|l| !l.contains("DIAGRAPH_EXIT="))
+        .collect();
+    assert!(
+        tail.iter().any(|l| l.starts_with("# diagraph run 2")),
+        "{after}"
+    );
 }
