@@ -385,6 +385,61 @@ impl Default for MetricsConfig {
     }
 }
 
+/// How long an MCP server may take to start (or connect) and list its
+/// tools, and one of its tool calls to answer, unless configured.
+pub const DEFAULT_MCP_TIMEOUT_SECS: u64 = 20;
+
+/// `[mcp.servers.NAME]`: an MCP server whose tools the Executor may call
+/// as `NAME__TOOL`. Exactly one of `command` (started as a child process
+/// speaking MCP on stdio) and `url` (streamable HTTP) is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpServerConfig {
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Set for the child process; values may be secrets and are never shown.
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    /// Seconds for starting and listing tools, and for each call.
+    pub timeout_secs: u64,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        McpServerConfig {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            url: None,
+            timeout_secs: DEFAULT_MCP_TIMEOUT_SECS,
+        }
+    }
+}
+
+impl McpServerConfig {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// By name; the name prefixes the server's tools (`NAME__TOOL`).
+    pub servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// Whether `name` can prefix tool names: letters, digits, `-` and `_`,
+/// no `__` (it separates the server from the tool), at most 32 bytes.
+pub fn valid_mcp_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && !name.contains("__")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub model: ModelConfig,
@@ -399,6 +454,8 @@ pub struct Config {
     pub keys: BTreeMap<String, String>,
     /// OTLP/HTTP base URL: every run is exported to `{base}/v1/traces`.
     pub otlp_endpoint: Option<String>,
+    /// MCP servers whose tools the Executor may call.
+    pub mcp: McpConfig,
     /// The config file that was read, if any (not a setting).
     #[serde(skip)]
     pub file: Option<PathBuf>,
@@ -417,6 +474,7 @@ impl Default for Config {
             theme: "dark".into(),
             keys: BTreeMap::new(),
             otlp_endpoint: None,
+            mcp: McpConfig::default(),
             file: None,
         }
     }
@@ -464,6 +522,7 @@ struct FileConfig {
     theme: Option<String>,
     keys: Option<BTreeMap<String, String>>,
     otlp_endpoint: Option<String>,
+    mcp: Option<McpConfig>,
 }
 
 impl Config {
@@ -530,6 +589,19 @@ impl Config {
         }
         if file.otlp_endpoint.is_some() {
             self.otlp_endpoint = file.otlp_endpoint;
+        }
+        if let Some(mut mcp) = file.mcp {
+            // A relative command path is next to the file, as other paths
+            // are; a bare program name is looked up on PATH.
+            for server in mcp.servers.values_mut() {
+                if let Some(c) = &server.command
+                    && c.contains('/')
+                    && Path::new(c).is_relative()
+                {
+                    server.command = Some(base.join(c).display().to_string());
+                }
+            }
+            self.mcp = mcp;
         }
     }
 
@@ -703,6 +775,46 @@ impl Config {
                 "otlp_endpoint",
                 format!("{:?} is not an http(s) URL", mask_url(url)),
             ));
+        }
+        for (name, server) in &self.mcp.servers {
+            let key = format!("mcp.servers.{}", toml_key(name));
+            if !valid_mcp_server_name(name) {
+                return Err(bad(
+                    &key,
+                    "a server name is 1 to 32 letters, digits, '-' or '_', without \"__\" (it prefixes the server's tools as NAME__TOOL)".into(),
+                ));
+            }
+            match (&server.command, &server.url) {
+                (Some(c), None) if !c.trim().is_empty() => {}
+                (None, Some(url)) if is_http_url(url) => {}
+                (None, Some(url)) => {
+                    return Err(bad(
+                        &key,
+                        format!("url {:?} is not an http(s) URL", mask_url(url)),
+                    ));
+                }
+                (Some(_), Some(_)) => {
+                    return Err(bad(&key, "set command or url, not both".into()));
+                }
+                _ => {
+                    return Err(bad(
+                        &key,
+                        "needs a command (a program speaking MCP on stdio) or a url (streamable HTTP)".into(),
+                    ));
+                }
+            }
+            if server.url.is_some() && (!server.args.is_empty() || !server.env.is_empty()) {
+                return Err(bad(
+                    &key,
+                    "args and env are for a command, not a url".into(),
+                ));
+            }
+            if server.timeout_secs == 0 {
+                return Err(bad(
+                    &format!("{key}.timeout_secs"),
+                    "must be at least 1".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -930,6 +1042,27 @@ fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String {
     out.push_str(&opt("username", k.username.clone()));
     out.push_str(&secret("password", &k.password));
     out.push_str(&opt("tenant", k.tenant.clone()));
+
+    for (name, server) in &c.mcp.servers {
+        out.push_str(&format!("\n[mcp.servers.{}]\n", toml_key(name)));
+        if let Some(command) = &server.command {
+            out.push_str(&format!("command = {}\n", q(command)));
+            let args: Vec<String> = server.args.iter().map(|a| q(a)).collect();
+            out.push_str(&format!("args = [{}]\n", args.join(", ")));
+        }
+        if let Some(url) = &server.url {
+            out.push_str(&format!("url = {}\n", q(&mask_url(url))));
+        }
+        if !server.env.is_empty() {
+            let env: Vec<String> = server
+                .env
+                .keys()
+                .map(|k| format!("{} = \"***\"", toml_key(k)))
+                .collect();
+            out.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
+        }
+        out.push_str(&format!("timeout_secs = {}\n", server.timeout_secs));
+    }
 
     if !c.keys.is_empty() {
         out.push_str("\n[keys]\n");

@@ -12,8 +12,7 @@ use crate::engine::{Engine, FaultInjection, RunRequest};
 use crate::model::scripted::{ScriptEntry, ScriptReply, ScriptToolCall, resolve_calls};
 use crate::model::{ChatModel, ModelErrorKind};
 use crate::text::one_line;
-use crate::tools::ToolRegistry;
-use crate::tools::pack::{Pack, pack_tools};
+use crate::tools::pack::Pack;
 use crate::vocab::agent::AgentRole;
 use crate::vocab::graph::NodeId;
 use serde::Deserialize;
@@ -193,16 +192,7 @@ impl Scenario {
         fallthrough: Arc<dyn ChatModel>,
         pack: Arc<Pack>,
     ) -> Engine {
-        let catalog = pack.catalog();
-        let mut registry = ToolRegistry::new();
-        for tool in pack_tools(pack) {
-            registry.register(tool);
-        }
-        for name in base.tools.names() {
-            if let Some(tool) = base.tools.get(name).filter(|t| t.pack().is_none()) {
-                registry.register(Arc::clone(tool));
-            }
-        }
+        let on_pack = base.on_pack(pack);
         let mut config = base.config.clone();
         if let Some(p) = &self.tool_permissions {
             config.tool_permissions = p.clone();
@@ -211,12 +201,8 @@ impl Scenario {
             .with_recorder(base.recorder.clone());
         Engine {
             model: Arc::new(model),
-            tools: Arc::new(registry),
-            recorder: base.recorder.clone(),
-            catalog: Arc::new(catalog),
-            prompts: base.prompts.clone(),
-            rules: base.rules.clone(),
             config,
+            ..on_pack
         }
     }
 

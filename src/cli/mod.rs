@@ -11,6 +11,7 @@
 mod ask;
 mod export;
 mod inspect;
+mod mcp;
 pub mod out;
 mod serve;
 mod setup;
@@ -133,6 +134,13 @@ pub enum Command {
         /// Print one JSON object
         #[arg(long)]
         json: bool,
+    },
+    /// Serve diagnosis as Model Context Protocol tools over stdio
+    /// (diagnose, get_run_trace, list_runs), for an MCP client to start
+    Mcp {
+        /// Runs executed at once; more are refused with an error
+        #[arg(long, value_name = "N", default_value_t = crate::server::mcp::DEFAULT_MAX_CONCURRENT_RUNS)]
+        max_runs: usize,
     },
     /// Write a stored run in another tool's format
     Export {
@@ -267,7 +275,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_OTHER);
         }
     };
-    match runtime.block_on(dispatch(cli)) {
+    let result = runtime.block_on(dispatch(cli));
+    // A blocking read of stdin (`diagraph mcp` ended by a signal while its
+    // client still holds the pipe open) would keep the runtime from ever
+    // dropping: everything that matters has been awaited by now.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
         Ok(code) => code,
         Err(e) if e.is_quiet() => ExitCode::SUCCESS,
         Err(e) => {
@@ -316,7 +329,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::feedback(&config, parse_run_id(&run_id)?, useful).await
         }
         Some(Command::Config) => {
-            out::emit(&config.render_masked())?;
+            let mut text = config.render_masked();
+            text.push_str(&mcp::tools_report(&config).await);
+            out::emit(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Graph { text }) => {
@@ -336,6 +351,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             max_runs,
             max_body,
         }) => serve::run(&config, listen, max_runs, max_body).await,
+        Some(Command::Mcp { max_runs }) => mcp::run(&config, max_runs).await,
         Some(Command::Export {
             run_id,
             format,

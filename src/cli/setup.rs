@@ -14,6 +14,7 @@ use crate::server::otlp::export::{HEADERS_ENV, Warn, parse_headers};
 use crate::server::otlp::{ExportingRecorder, OtlpExporter};
 use crate::store::Store;
 use crate::tools::ToolRegistry;
+use crate::tools::mcp::McpServers;
 use crate::tools::pack::{Pack, pack_tools};
 use crate::vocab::catalog::Catalog;
 use crate::vocab::record::Recorder;
@@ -83,6 +84,10 @@ pub struct Setup {
     pub scenarios_dir: PathBuf,
     /// Exports every finished run when an OTLP endpoint is configured.
     pub exporter: Option<Arc<OtlpExporter>>,
+    /// The configured MCP servers, started, and their tools.
+    pub mcp: Arc<McpServers>,
+    /// Servers that offer no tools and tools not offered, one line each.
+    pub mcp_warnings: Vec<String>,
 }
 
 /// How long a command waits at exit for its runs' spans to be sent.
@@ -137,6 +142,24 @@ impl Setup {
             tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
         }
 
+        // The configured MCP servers' tools sit next to the built-in ones,
+        // permitted like them.
+        let mcp = Arc::new(McpServers::start(&config.mcp).await);
+        for tool in &mcp.tools {
+            tools.register(tool.clone());
+        }
+        let mut run_config = engine_config(config);
+        run_config.tool_permissions.extend(mcp.tool_names());
+        let mcp_warnings = mcp.warnings();
+        for warning in &mcp_warnings {
+            match output {
+                Output::Stderr => {
+                    eprintln!("diagraph: warning: {}", crate::text::sanitize_line(warning))
+                }
+                Output::Quiet | Output::Screen => tracing::warn!(%warning, "MCP warning"),
+            }
+        }
+
         let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
         let model = crate::model::routed::from_config(&config.model, fallthrough.clone())?;
         let prompts = match &config.prompts_dir {
@@ -164,7 +187,7 @@ impl Setup {
             )),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
-            config: engine_config(config),
+            config: run_config,
         };
         Ok(Setup {
             store,
@@ -173,12 +196,15 @@ impl Setup {
             fallthrough,
             scenarios_dir: shipped_scenarios_dir()?,
             exporter,
+            mcp,
+            mcp_warnings,
         })
     }
 
     /// Sends the spans still queued (for a few seconds at most) and writes
     /// the journal's last events. Call before the command exits.
     pub async fn finish(&self) {
+        self.mcp.close().await;
         if let Some(e) = &self.exporter {
             e.shutdown(EXPORT_DEADLINE).await;
         }
@@ -202,6 +228,7 @@ impl Setup {
                 .iter()
                 .flat_map(|p| &p.warnings)
                 .map(ToString::to_string)
+                .chain(self.mcp_warnings.iter().cloned())
                 .collect(),
             server: None,
         }

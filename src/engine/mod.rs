@@ -88,6 +88,29 @@ pub struct Engine {
     pub config: EngineConfig,
 }
 
+impl Engine {
+    /// This engine with `pack` serving the tools a pack serves: its tools
+    /// replace this engine's pack tools, a live backend (a tool without a
+    /// pack) keeps serving its tool, and the catalog is the pack's.
+    pub fn on_pack(&self, pack: Arc<crate::tools::pack::Pack>) -> Engine {
+        let catalog = pack.catalog();
+        let mut registry = ToolRegistry::new();
+        for tool in crate::tools::pack::pack_tools(pack) {
+            registry.register(tool);
+        }
+        for name in self.tools.names() {
+            if let Some(tool) = self.tools.get(name).filter(|t| t.pack().is_none()) {
+                registry.register(Arc::clone(tool));
+            }
+        }
+        Engine {
+            tools: Arc::new(registry),
+            catalog: Arc::new(catalog),
+            ..self.clone()
+        }
+    }
+}
+
 /// Commands a step-mode UI sends to the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepCommand {

@@ -42,15 +42,13 @@ pub fn chunk_markdown(source: &str, title: &str, domain: &str, body: &str) -> Ve
         if t.starts_with("```") || t.starts_with("~~~") {
             in_fence = !in_fence;
         }
-        if !in_fence {
-            if let Some((level, heading)) = heading(line) {
-                emit(&stack, &mut current, &mut chunks);
-                while stack.last().is_some_and(|(l, _)| *l >= level) {
-                    stack.pop();
-                }
-                stack.push((level, heading));
-                continue;
+        if !in_fence && let Some((level, heading)) = heading(line) {
+            emit(&stack, &mut current, &mut chunks);
+            while stack.last().is_some_and(|(l, _)| *l >= level) {
+                stack.pop();
             }
+            stack.push((level, heading));
+            continue;
         }
         current.push_str(line);
         current.push('\n');

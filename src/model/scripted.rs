@@ -203,10 +203,11 @@ impl ScriptedModel {
 
     fn next_call(&self, run_id: i64, role: AgentRole) -> u32 {
         let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-        if !calls.contains_key(&run_id) && calls.len() >= KEPT_RUNS {
-            if let Some(&oldest) = calls.keys().min() {
-                calls.remove(&oldest);
-            }
+        if !calls.contains_key(&run_id)
+            && calls.len() >= KEPT_RUNS
+            && let Some(&oldest) = calls.keys().min()
+        {
+            calls.remove(&oldest);
         }
         let counters = calls.entry(run_id).or_insert([0; 4]);
         let slot = &mut counters[role_index(role)];

@@ -100,6 +100,13 @@ impl LiveRun {
     }
 }
 
+/// A run on another pack than the server's: the engine serving it, and
+/// the pack as the run records it.
+pub struct OnPack {
+    pub engine: Engine,
+    pub pack: String,
+}
+
 /// Why a run could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -161,12 +168,28 @@ impl LiveRuns {
         self.limit
     }
 
+    /// The engine runs start on unless they name another pack.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     /// Starts a run and returns once the engine has created it (its id is
     /// known). The run goes on by itself.
     pub async fn start(
         self: &Arc<Self>,
         question: String,
         session_id: Option<String>,
+    ) -> Result<Arc<LiveRun>, StartError> {
+        self.start_on(question, session_id, None).await
+    }
+
+    /// [`LiveRuns::start`], on another pack than the server's when `on`
+    /// names one (`diagraph mcp`'s `diagnose` takes a pack per call).
+    pub async fn start_on(
+        self: &Arc<Self>,
+        question: String,
+        session_id: Option<String>,
+        on: Option<OnPack>,
     ) -> Result<Arc<LiveRun>, StartError> {
         if self.shutdown.is_cancelled() {
             return Err(StartError::ShuttingDown);
@@ -179,13 +202,24 @@ impl LiveRuns {
         let (events_tx, events_rx) = mpsc::channel(EVENT_CHANNEL);
         let mut request = RunRequest::new(question);
         request.session_id = session_id;
-        request.pack = self.pack.clone();
+        let engine = match on {
+            Some(on) => {
+                request.pack = Some(on.pack);
+                on.engine
+            }
+            None => {
+                request.pack = self.pack.clone();
+                self.engine.clone()
+            }
+        };
         request.events = Some(events_tx);
         request.cancel = self.shutdown.child_token();
         let (started_tx, started_rx) = oneshot::channel();
         let this = self.clone();
-        self.tasks
-            .spawn(async move { this.drive(request, events_rx, started_tx, permit).await });
+        self.tasks.spawn(async move {
+            this.drive(engine, request, events_rx, started_tx, permit)
+                .await
+        });
         match started_rx.await {
             Ok(started) => started,
             Err(_) => Err(StartError::Engine("the run ended before it started".into())),
@@ -197,13 +231,13 @@ impl LiveRuns {
     /// database before the run leaves the registry.
     async fn drive(
         self: Arc<Self>,
+        engine: Engine,
         request: RunRequest,
         mut events_rx: mpsc::Receiver<EngineEvent>,
         started: oneshot::Sender<Result<Arc<LiveRun>, StartError>>,
         _permit: OwnedSemaphorePermit,
     ) {
         let cancel = request.cancel.clone();
-        let engine = self.engine.clone();
         // Its own task, so a panic in the engine is an error here, not a
         // lost run.
         let run = tokio::spawn(async move { engine.run(request).await });

@@ -11,6 +11,7 @@
 //!   (a run of another process) or replayed from the journal.
 //! - [`client`]: the API from the other side, with an SSE reader.
 //! - [`otlp`]: spans of a stored run, and their batched export.
+//! - [`mcp`]: `diagraph mcp`, diagnosis as Model Context Protocol tools.
 //!
 //! Several processes may serve one MySQL database: every run is created,
 //! read and listed through the store, so any of them answers for any run,
@@ -20,6 +21,7 @@ pub mod api;
 pub mod client;
 pub mod events;
 pub mod live;
+pub mod mcp;
 pub mod otlp;
 
 use crate::engine::Engine;

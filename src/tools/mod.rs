@@ -14,6 +14,7 @@ pub mod files;
 pub mod http;
 pub mod logs;
 pub mod loki;
+pub mod mcp;
 pub mod pack;
 pub mod prometheus;
 pub mod registry;

@@ -565,3 +565,78 @@ verifier = ["local"]
         assert!(e.to_string().contains(name), "{name}: {e}");
     }
 }
+
+#[test]
+fn mcp_servers_are_read_checked_and_rendered_without_their_env_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        r#"
+[mcp.servers.k8s]
+command = "bin/k8s-mcp"
+args = ["--read-only"]
+env = { KUBE_TOKEN = "tok-very-secret" }
+
+[mcp.servers.grafana]
+url = "http://user:pw-secret@grafana.internal:8000/mcp"
+timeout_secs = 5
+"#,
+    );
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    let k8s = &c.mcp.servers["k8s"];
+    // A relative command path is next to the file.
+    assert_eq!(
+        k8s.command.as_deref(),
+        Some(dir.path().join("bin/k8s-mcp").to_str().unwrap())
+    );
+    assert_eq!(k8s.timeout_secs, diagraph::config::DEFAULT_MCP_TIMEOUT_SECS);
+    assert_eq!(c.mcp.servers["grafana"].timeout_secs, 5);
+    let out = c.render_masked();
+    assert!(!out.contains("tok-very-secret"), "{out}");
+    assert!(!out.contains("pw-secret"), "{out}");
+    assert!(out.contains("KUBE_TOKEN = \"***\""), "{out}");
+    let parsed: toml::Table = toml::from_str(&out).unwrap();
+    assert_eq!(
+        parsed["mcp"]["servers"]["k8s"]["args"][0].as_str(),
+        Some("--read-only")
+    );
+}
+
+#[test]
+fn a_malformed_mcp_server_is_an_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("[mcp.servers.a__b]\ncommand = \"x\"", "mcp.servers.a__b"),
+        ("[mcp.servers.\"sp ace\"]\ncommand = \"x\"", "server name"),
+        ("[mcp.servers.s]\n", "needs a command"),
+        ("[mcp.servers.s]\ncommand = \" \"", "needs a command"),
+        (
+            "[mcp.servers.s]\ncommand = \"x\"\nurl = \"http://h/mcp\"",
+            "not both",
+        ),
+        (
+            "[mcp.servers.s]\nurl = \"ftp://h/mcp\"",
+            "not an http(s) URL",
+        ),
+        (
+            "[mcp.servers.s]\nurl = \"http://h/mcp\"\nargs = [\"a\"]",
+            "args and env are for a command",
+        ),
+        (
+            "[mcp.servers.s]\ncommand = \"x\"\ntimeout_secs = 0",
+            "mcp.servers.s.timeout_secs",
+        ),
+        (
+            "[mcp.servers.s]\ncommand = \"x\"\nport = 1",
+            "unknown field `port`",
+        ),
+        ("[mcp.servers.s]\ncommand = 7", "line 2"),
+    ];
+    for (text, want) in cases {
+        let path = write(dir.path(), text);
+        let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
+}

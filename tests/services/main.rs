@@ -20,6 +20,7 @@ mod fault_proxy;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 mod loki_fake;
+mod mcp_support;
 #[path = "../store/mysql_db.rs"]
 mod mysql_db;
 mod openai_mock;
@@ -31,6 +32,8 @@ mod config;
 mod faults;
 mod llm_quirks;
 mod loki_backend;
+mod mcp_client;
+mod mcp_server;
 mod openai_engine;
 mod openai_provider;
 mod otlp;

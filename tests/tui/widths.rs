@@ -110,3 +110,25 @@ fn a_cut_that_cannot_be_avoided_keeps_both_ends() {
     assert!(row.contains("binding…") && row.contains("_other "), "{row}");
     assert!(row.contains("$.logs[12345]"), "{row}");
 }
+
+#[test]
+fn an_mcp_tool_name_is_shown_whole_on_a_wide_screen() {
+    let mut b = RunBuilder::new(1, "q");
+    b.enter(NodeId::Executor, None);
+    b.tool(
+        "everything__get-structured-content",
+        "location=Chicago",
+        "text",
+        1,
+    );
+    b.tool("query_logs", "svc", "text", 1);
+    let events = b.done("a", None);
+    let mut state = live_state(&events);
+    state.focus = Pane::Tools;
+    let text = buffer_text(render(&state, 160, 40).backend().buffer());
+    assert!(
+        text.contains("everything__get-structured-content"),
+        "{text}"
+    );
+    assert!(text.contains("location=Chicago"), "{text}");
+}

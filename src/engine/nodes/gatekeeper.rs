@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 static RAW_PATH_SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"^\$\.(alerts|logs|evidence_blocks)\[(0|[1-9][0-9]{0,8})\]$").ok()
+    Regex::new(r"^\$\.(alerts|logs|evidence_blocks|items)\[(0|[1-9][0-9]{0,8})\]$").ok()
 });
 
 /// Whether `path` points at a whole array item or at `$.no_evidence`.

@@ -133,13 +133,13 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         return Err(protocol("response body is not a JSON object"));
     };
     // Some gateways answer 200 with an error object instead of a status.
-    if let Some(err) = root.get("error").filter(|e| !e.is_null()) {
-        if root.get("choices").is_none() {
-            return Err(protocol(format!(
-                "provider returned an error object: {}",
-                super::errors::error_text(err)
-            )));
-        }
+    if let Some(err) = root.get("error").filter(|e| !e.is_null())
+        && root.get("choices").is_none()
+    {
+        return Err(protocol(format!(
+            "provider returned an error object: {}",
+            super::errors::error_text(err)
+        )));
     }
     let choice = match root.get("choices") {
         Some(Value::Array(choices)) => match choices.first() {
@@ -162,10 +162,10 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         .find_map(|k| parse_content(message.get(*k)))
         .filter(|r| !r.trim().is_empty());
     let mut tool_calls = parse_tool_calls(message.get("tool_calls"));
-    if tool_calls.is_empty() {
-        if let Some(Value::Object(f)) = message.get("function_call") {
-            tool_calls.extend(function_call(f, 0));
-        }
+    if tool_calls.is_empty()
+        && let Some(Value::Object(f)) = message.get("function_call")
+    {
+        tool_calls.extend(function_call(f, 0));
     }
     let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
         Some("stop") | Some("eos") => FinishReason::Stop,
@@ -177,10 +177,11 @@ fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
     };
     let mut notes = vec![];
     // A refusal is neither content nor a tool call; keep the reason visible.
-    if let Some(r) = message.get("refusal").and_then(Value::as_str) {
-        if content.is_none() && tool_calls.is_empty() {
-            notes.push(format!("model refused: {}", crate::text::clean(r, 200)));
-        }
+    if let Some(r) = message.get("refusal").and_then(Value::as_str)
+        && content.is_none()
+        && tool_calls.is_empty()
+    {
+        notes.push(format!("model refused: {}", crate::text::clean(r, 200)));
     }
     Ok(ChatResponse {
         content,

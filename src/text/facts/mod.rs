@@ -618,15 +618,15 @@ fn mark_han_polarity(b: &mut Builder) {
                 .find(|w| w.strip_prefix(a).is_some_and(|rest| rest == c))
             {
                 b.polar.push((i as u32, w));
-                if let Some(p) = b.parts.get_mut(i) {
-                    if p.kind != Kind::Negation {
-                        p.kind = Kind::Polarity;
-                    }
+                if let Some(p) = b.parts.get_mut(i)
+                    && p.kind != Kind::Negation
+                {
+                    p.kind = Kind::Polarity;
                 }
-                if let Some(q) = b.parts.get_mut(i + 1) {
-                    if q.kind != Kind::Negation {
-                        q.kind = Kind::Polarity;
-                    }
+                if let Some(q) = b.parts.get_mut(i + 1)
+                    && q.kind != Kind::Negation
+                {
+                    q.kind = Kind::Polarity;
                 }
                 i += 2;
                 continue;

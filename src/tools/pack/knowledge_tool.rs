@@ -72,24 +72,24 @@ impl Tool for LookupKnowledge {
             .unwrap_or(DEFAULT_LIMIT)
             .clamp(1, MAX_LIMIT) as usize;
         let summary = query_summary(args);
-        if let Some(d) = &domain {
-            if !self.pack.domains.iter().any(|x| x.domain == *d) {
-                let known: Vec<&str> = self
-                    .pack
-                    .domains
-                    .iter()
-                    .map(|x| x.domain.as_str())
-                    .collect();
-                return Ok(ToolOutput::no_evidence(
-                    LOOKUP_KNOWLEDGE,
-                    &summary,
-                    &format!(
-                        "the pack has no knowledge domain '{}'; domains: {}",
-                        clean(d, 60),
-                        known.join(", ")
-                    ),
-                ));
-            }
+        if let Some(d) = &domain
+            && !self.pack.domains.iter().any(|x| x.domain == *d)
+        {
+            let known: Vec<&str> = self
+                .pack
+                .domains
+                .iter()
+                .map(|x| x.domain.as_str())
+                .collect();
+            return Ok(ToolOutput::no_evidence(
+                LOOKUP_KNOWLEDGE,
+                &summary,
+                &format!(
+                    "the pack has no knowledge domain '{}'; domains: {}",
+                    clean(d, 60),
+                    known.join(", ")
+                ),
+            ));
         }
         let pack = Arc::clone(&self.pack);
         let q = query.clone();

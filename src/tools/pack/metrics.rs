@@ -139,13 +139,13 @@ impl Tool for QueryMetrics {
         let service = a.string("service")?;
         let alertname = a.string("alertname")?;
         let state = a.string("state")?.map(|s| s.to_ascii_lowercase());
-        if let Some(s) = &state {
-            if !STATES.contains(&s.as_str()) {
-                return Err(ToolError::InvalidArguments(format!(
-                    "'state' must be one of {}",
-                    STATES.join(", ")
-                )));
-            }
+        if let Some(s) = &state
+            && !STATES.contains(&s.as_str())
+        {
+            return Err(ToolError::InvalidArguments(format!(
+                "'state' must be one of {}",
+                STATES.join(", ")
+            )));
         }
         let matches: Vec<(&Alert, &IndexedAlert)> = self
             .pack

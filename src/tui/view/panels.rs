@@ -354,15 +354,16 @@ impl Widget for AnswerPane<'_> {
 pub fn render_input(state: &AppState, area: Rect, frame: &mut Frame) {
     let t = &state.theme;
     let focused = state.focus == Pane::Input;
-    if state.mode == Mode::Demo && !focused {
-        if let Some(demo) = &state.demo {
-            let block = pane_block(format!(" Demo · {} ", sanitize_line(&demo.name)), false, t);
-            Paragraph::new(sanitize_line(&demo.description))
-                .style(t.style(Role::Muted))
-                .block(block)
-                .render(area, frame.buffer_mut());
-            return;
-        }
+    if state.mode == Mode::Demo
+        && !focused
+        && let Some(demo) = &state.demo
+    {
+        let block = pane_block(format!(" Demo · {} ", sanitize_line(&demo.name)), false, t);
+        Paragraph::new(sanitize_line(&demo.description))
+            .style(t.style(Role::Muted))
+            .block(block)
+            .render(area, frame.buffer_mut());
+        return;
     }
     let mut hint = " Question (i) ".to_string();
     if !state.history.is_empty() {

@@ -292,6 +292,7 @@ fn raw_path_shapes() {
         "$.alerts[0]",
         "$.logs[12]",
         "$.evidence_blocks[3]",
+        "$.items[7]",
         "$.no_evidence",
     ] {
         assert!(raw_path_shape_ok(ok), "{ok}");
@@ -299,6 +300,7 @@ fn raw_path_shapes() {
     for bad in [
         "$.alerts[0].state",
         "$.logs[0].message",
+        "$.items[0].name",
         "$.logs",
         "$.logs[-1]",
         "$.logs[01]",

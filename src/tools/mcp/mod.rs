@@ -1,0 +1,229 @@
+//! Tools of MCP servers (Model Context Protocol) as the Executor's tools.
+//!
+//! Each server named in the configuration (`[mcp.servers.NAME]`) is
+//! started or connected to when the program sets up its tools
+//! ([`McpServers::start`]); each of its tools becomes a [`Tool`] named
+//! `NAME__TOOL` with the server's description and input schema (a schema
+//! over [`MAX_SCHEMA_BYTES`] is not offered: it would crowd out the
+//! model's context). A call goes through the run's invoker like any other
+//! tool's (permissions, dedup, timeout, recording); its result becomes
+//! `$.items[i]` refs ([`refs`]). A server that does not start is reported
+//! and offers no tools; one that dies makes the calls in flight failed
+//! invocations and is started again at its next call.
+
+pub mod refs;
+pub mod session;
+
+use crate::config::McpConfig;
+use crate::text::clean;
+use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::tool::{ToolSpec, summarize_args};
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use session::McpSession;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Separates the server's name from its tool's in the name the Executor
+/// calls.
+pub const SEPARATOR: &str = "__";
+/// The longest tool name model APIs accept.
+const MAX_TOOL_NAME: usize = 64;
+/// The largest input schema offered to the model, serialised.
+pub const MAX_SCHEMA_BYTES: usize = 8 * 1024;
+/// Characters of a server's tool description shown to the model.
+const MAX_DESCRIPTION: usize = 1000;
+
+/// What starting one server found: its tools as offered, or why it
+/// offers none, and the tools it has that are not offered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerReport {
+    pub name: String,
+    pub backend: String,
+    /// The names the Executor calls, `NAME__TOOL`.
+    pub tools: Vec<String>,
+    pub error: Option<String>,
+    /// Tools not offered, each with why.
+    pub skipped: Vec<String>,
+}
+
+/// The configured servers, started, and the tools they offer.
+#[derive(Default)]
+pub struct McpServers {
+    sessions: Vec<Arc<McpSession>>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub reports: Vec<ServerReport>,
+}
+
+impl McpServers {
+    /// Starts every configured server at once (each within its timeout)
+    /// and lists its tools.
+    pub async fn start(config: &McpConfig) -> McpServers {
+        let sessions: Vec<Arc<McpSession>> = config
+            .servers
+            .iter()
+            .map(|(name, c)| Arc::new(McpSession::new(name, c.clone())))
+            .collect();
+        let listed = futures::future::join_all(sessions.iter().map(|s| s.start())).await;
+        let mut servers = McpServers::default();
+        let mut taken = BTreeSet::new();
+        for (session, listed) in sessions.iter().zip(listed) {
+            let mut report = ServerReport {
+                name: session.name.clone(),
+                backend: session.backend(),
+                tools: vec![],
+                error: None,
+                skipped: vec![],
+            };
+            match listed {
+                Err(e) => report.error = Some(e.to_string()),
+                Ok(tools) => {
+                    for tool in tools {
+                        match McpTool::new(session.clone(), tool, &taken) {
+                            Ok(t) => {
+                                taken.insert(t.exposed.clone());
+                                report.tools.push(t.exposed.clone());
+                                servers.tools.push(Arc::new(t));
+                            }
+                            Err(why) => report.skipped.push(why),
+                        }
+                    }
+                }
+            }
+            servers.reports.push(report);
+        }
+        servers.sessions = sessions;
+        servers
+    }
+
+    /// The names of every tool offered.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.reports.iter().flat_map(|r| r.tools.clone()).collect()
+    }
+
+    /// One line per problem: a server that did not start, a tool not
+    /// offered.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.reports {
+            if let Some(e) = &r.error {
+                out.push(format!("MCP server {} offers no tools: {e}", r.name));
+            }
+            for s in &r.skipped {
+                out.push(format!("MCP server {}: {s}", r.name));
+            }
+        }
+        out
+    }
+
+    /// Ends every server's connection (child processes exit).
+    pub async fn close(&self) {
+        futures::future::join_all(self.sessions.iter().map(|s| s.close())).await;
+    }
+}
+
+/// One tool of an MCP server.
+pub struct McpTool {
+    session: Arc<McpSession>,
+    /// The server's name for it.
+    original: String,
+    /// `SERVER__TOOL`, as the Executor calls it.
+    exposed: String,
+    description: String,
+    schema: Value,
+}
+
+impl McpTool {
+    /// The tool as offered, or why it is not: a name already taken or a
+    /// schema over the limit.
+    fn new(
+        session: Arc<McpSession>,
+        tool: rmcp::model::Tool,
+        taken: &BTreeSet<String>,
+    ) -> Result<McpTool, String> {
+        let original = tool.name.to_string();
+        let exposed = exposed_name(&session.name, &original);
+        if taken.contains(&exposed) {
+            return Err(format!(
+                "tool {:?} is not offered: its name {exposed} is taken by another tool",
+                clean(&original, 80)
+            ));
+        }
+        let schema = Value::Object(tool.input_schema.as_ref().clone());
+        let size = serde_json::to_string(&schema).map_or(usize::MAX, |s| s.len());
+        if size > MAX_SCHEMA_BYTES {
+            return Err(format!(
+                "tool {exposed} is not offered: its input schema is {size} bytes, over the {MAX_SCHEMA_BYTES}-byte limit"
+            ));
+        }
+        let description = format!(
+            "[MCP server {}] {}",
+            session.name,
+            clean(tool.description.as_deref().unwrap_or(""), MAX_DESCRIPTION)
+        );
+        Ok(McpTool {
+            session,
+            original,
+            exposed,
+            description,
+            schema,
+        })
+    }
+}
+
+/// `SERVER__TOOL` with every character a model API does not accept in a
+/// function name made `_`, at most 64 bytes.
+pub fn exposed_name(server: &str, tool: &str) -> String {
+    let tool: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut name = format!("{server}{SEPARATOR}{tool}");
+    name.truncate(MAX_TOOL_NAME);
+    name
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.exposed.clone(),
+            description: self.description.clone(),
+            parameters: self.schema.clone(),
+        }
+    }
+
+    async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let result = self.session.call(&self.original, args.clone()).await?;
+        let query = summarize_args(&Value::Object(args.clone()));
+        refs::to_output(&self.exposed, &query, result)
+    }
+
+    fn backend(&self) -> String {
+        self.session.backend()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.session.config.timeout())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposed_names_are_what_model_apis_accept() {
+        assert_eq!(exposed_name("k8s", "get-pods"), "k8s__get-pods");
+        assert_eq!(exposed_name("fs", "read.file/v2 ü"), "fs__read_file_v2__");
+        let long = exposed_name("s", &"x".repeat(100));
+        assert_eq!(long.len(), 64);
+    }
+}

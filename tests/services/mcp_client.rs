@@ -1,0 +1,334 @@
+//! MCP servers as sources of evidence: the official reference test server
+//! (`server-everything`, from npm) serves tools to a scripted Executor,
+//! whose claim bound to one of its items passes the Gatekeeper while a
+//! fabricated binding to an MCP item fails; a server that crashes mid-call
+//! (`mcp_crash_server.py`), one that never starts and one that never
+//! answers are failed sources within their timeouts, never a hang.
+
+use crate::helpers::{base_engine, pack_registry, shop_pack, shop_pack_dir};
+use crate::mcp_support::{EVERYTHING, npm_program};
+use diagraph::config::{McpConfig, McpServerConfig};
+use diagraph::engine::MemoryRecorder;
+use diagraph::engine::invoker::ToolInvoker;
+use diagraph::model::offline::OfflineModel;
+use diagraph::scenario::Scenario;
+use diagraph::tools::mcp::McpServers;
+use diagraph::vocab::contracts::{BindingStatus, Verdict};
+use diagraph::vocab::events::EventKind;
+use diagraph::vocab::graph::NodeId;
+use diagraph::vocab::run::{FailureClass, RunStatus};
+use diagraph::vocab::tool::EvidenceStatus;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MESSAGE: &str = "payment-service connection pool exhausted";
+/// The scenario placeholder for the run's first invocation id.
+const INVOCATION_1: &str = "{{invocation:1}}";
+
+fn server(command: &Path, args: &[&str], timeout_secs: u64) -> McpServerConfig {
+    McpServerConfig {
+        command: Some(command.display().to_string()),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        timeout_secs,
+        ..McpServerConfig::default()
+    }
+}
+
+fn config(servers: Vec<(&str, McpServerConfig)>) -> McpConfig {
+    McpConfig {
+        servers: servers
+            .into_iter()
+            .map(|(n, c)| (n.to_string(), c))
+            .collect(),
+    }
+}
+
+/// A scenario whose Executor calls `everything__echo` and binds one claim
+/// to `raw_path` with `excerpt`; the Verifier and Composer are the
+/// offline model's.
+fn echo_scenario(source: &str, raw_path: &str, excerpt: &str) -> Scenario {
+    let text = format!(
+        r#"
+name = "MCP evidence"
+description = "A claim bound to an item of an MCP tool's result"
+pack = {pack:?}
+question = "Why does payment-service fail? Ask the echo tool."
+
+[[script]]
+role = "planner"
+text = '''{{"selected_skill": "", "selection_reason": "the MCP tool answers", "plan": ["ask the echo tool"], "reasoning": "echo", "queries": [{{"tool": "everything__echo", "arguments": {{"message": "{MESSAGE}"}}, "purpose": "the echo"}}]}}'''
+
+[[script]]
+role = "executor"
+tool_calls = [{{ name = "everything__echo", arguments = {{ message = "{MESSAGE}" }} }}]
+
+[[script]]
+role = "executor"
+text = '''{{"answer_version": "executor_evidence_v2", "claims": [{{"claim_id": "claim-1", "claim_type": "observation", "claim_text": "payment-service reports its connection pool exhausted", "support_level": "direct", "evidence_bindings": [{{"tool_name": "everything__echo", "source_invocation_id": {source}, "raw_path": "{raw_path}", "evidence_excerpt": "{excerpt}"}}]}}], "hypotheses": [], "recommended_actions": [], "missing_info": []}}'''
+"#,
+        pack = shop_pack_dir().display().to_string(),
+    );
+    Scenario::parse(Path::new("mcp.toml"), &text).unwrap()
+}
+
+async fn everything() -> Option<McpServers> {
+    let bin = npm_program("mcp server-everything", EVERYTHING)?;
+    let servers = McpServers::start(&config(vec![("everything", server(&bin, &[], 30))])).await;
+    assert_eq!(servers.warnings(), Vec::<String>::new());
+    Some(servers)
+}
+
+async fn run_echo(
+    servers: &McpServers,
+    source: &str,
+    raw_path: &str,
+    excerpt: &str,
+) -> (diagraph::engine::RunOutcome, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let mut registry = pack_registry(&shop_pack());
+    for tool in &servers.tools {
+        registry.register(tool.clone());
+    }
+    let mut base = diagraph::engine::Engine {
+        tools: Arc::new(registry),
+        ..base_engine(recorder.clone())
+    };
+    base.config.tool_permissions.extend(servers.tool_names());
+    let scenario = echo_scenario(source, raw_path, excerpt);
+    let engine = scenario.engine_with_pack(&base, Arc::new(OfflineModel::new()), shop_pack());
+    let outcome = engine.run(scenario.request()).await.unwrap();
+    (outcome, recorder)
+}
+
+#[tokio::test]
+async fn a_claim_bound_to_an_mcp_item_passes_the_gatekeeper() {
+    let Some(servers) = everything().await else {
+        return;
+    };
+    let names = servers.tool_names();
+    for want in ["everything__echo", "everything__get-structured-content"] {
+        assert!(names.iter().any(|n| n == want), "{names:?}");
+    }
+    let excerpt = format!("Echo: {MESSAGE}");
+    let (outcome, recorder) = run_echo(&servers, INVOCATION_1, "$.items[0]", &excerpt).await;
+
+    let data = recorder.snapshot();
+    let echo = data
+        .invocations
+        .iter()
+        .find(|i| i.tool_name == "everything__echo")
+        .unwrap();
+    assert!(echo.success, "{echo:?}");
+    assert!(
+        echo.retrieval_details
+            .source
+            .backend
+            .starts_with("mcp:everything"),
+        "{echo:?}"
+    );
+    let refs = &echo.retrieval_details.evidence_refs;
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0].raw_path, "$.items[0]");
+    assert_eq!(refs[0].text, excerpt);
+
+    let gate = outcome
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::GatekeeperChecked { result } => Some(result.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(gate.status, "pass", "{gate:?}");
+    assert!(
+        gate.checked_bindings
+            .iter()
+            .all(|b| b.status == BindingStatus::Pass)
+    );
+    let route = outcome.end.trace.route();
+    assert!(route.contains(&NodeId::VerifiedInput), "{route:?}");
+    assert!(!route.contains(&NodeId::Fallback), "{route:?}");
+    assert_eq!(outcome.end.status, RunStatus::Success);
+    assert_eq!(
+        outcome.end.effective_verdict,
+        Some(Verdict::Pass),
+        "{outcome:?}"
+    );
+    assert!(
+        outcome.end.answer.contains("connection pool"),
+        "{}",
+        outcome.end.answer
+    );
+    assert_eq!(
+        outcome
+            .sources
+            .tools
+            .get("everything__echo")
+            .map(String::as_str),
+        Some(echo.retrieval_details.source.backend.as_str())
+    );
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn a_fabricated_binding_to_an_mcp_item_fails_the_gatekeeper() {
+    let Some(servers) = everything().await else {
+        return;
+    };
+    // An item the result does not have, and an invocation the run never made.
+    let excerpt = format!("Echo: {MESSAGE}");
+    for (source, raw_path) in [(INVOCATION_1, "$.items[3]"), ("987654", "$.items[0]")] {
+        let (outcome, _) = run_echo(&servers, source, raw_path, &excerpt).await;
+        let gate = outcome
+            .events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::GatekeeperChecked { result } => Some(result.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(gate.checked_bindings.len(), 1);
+        let binding = &gate.checked_bindings[0];
+        assert_eq!(
+            binding.status,
+            BindingStatus::Fail,
+            "{raw_path}: {binding:?}"
+        );
+        assert!(binding.failed_rule.is_some());
+        let route = outcome.end.trace.route();
+        assert_eq!(
+            route.last(),
+            Some(&NodeId::Fallback),
+            "{raw_path}: {route:?}"
+        );
+        assert!(outcome.end.degraded);
+        assert!(
+            !outcome.end.answer.contains("connection pool"),
+            "{}",
+            outcome.end.answer
+        );
+    }
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn structured_content_becomes_items_with_code_made_text() {
+    let Some(servers) = everything().await else {
+        return;
+    };
+    let tool = servers
+        .tools
+        .iter()
+        .find(|t| t.spec().name == "everything__get-structured-content")
+        .unwrap();
+    let args = serde_json::json!({"location": "Chicago"});
+    let out = tool.call(args.as_object().unwrap()).await.unwrap();
+    assert_eq!(out.evidence_status, EvidenceStatus::Supported);
+    assert_eq!(out.evidence_refs.len(), 1);
+    assert_eq!(out.evidence_refs[0].raw_path, "$.items[0]");
+    let text = &out.evidence_refs[0].text;
+    for key in ["temperature=", "conditions=", "humidity="] {
+        assert!(text.contains(key), "{text}");
+    }
+    assert_eq!(
+        out.body["items"][0]["humidity"],
+        out.body["items"][0]["humidity"]
+    );
+    // A schema the server declares reaches the model as it is.
+    assert_eq!(
+        tool.spec().parameters["properties"]["location"]["type"],
+        "string"
+    );
+    servers.close().await;
+}
+
+fn crash_server() -> McpServerConfig {
+    let script = crate::helpers::repo("tests/services/mcp_crash_server.py");
+    server(Path::new("python3"), &[script.to_str().unwrap()], 10)
+}
+
+#[tokio::test]
+async fn a_crashing_mcp_server_gives_a_failed_invocation() {
+    let servers = McpServers::start(&config(vec![("crash", crash_server())])).await;
+    assert_eq!(
+        servers.tool_names(),
+        ["crash__boom"],
+        "{:?}",
+        servers.warnings()
+    );
+    let mut registry = diagraph::tools::ToolRegistry::new();
+    for tool in &servers.tools {
+        registry.register(tool.clone());
+    }
+    let recorder = Arc::new(MemoryRecorder::new());
+    let mut invoker = ToolInvoker::new(
+        Arc::new(registry),
+        vec!["crash__boom".into()],
+        recorder.clone(),
+        1,
+    );
+    // Twice: the second call starts the server again, and it dies again.
+    for seq in 1..=2 {
+        let started = Instant::now();
+        let invoked = invoker
+            .invoke("crash__boom", "{}", None, seq)
+            .await
+            .unwrap();
+        let i = &invoked.invocation;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!i.success);
+        assert_eq!(i.retrieval_details.evidence_status, EvidenceStatus::Failed);
+        let failure = i.failure().unwrap();
+        assert_eq!(failure.class, FailureClass::Connection, "{failure:?}");
+        assert!(
+            failure
+                .message
+                .contains("MCP server crash closed the connection"),
+            "{failure:?}"
+        );
+        assert!(invoked.message.contains("\"evidence_status\":\"failed\""));
+    }
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_start_or_answer_offers_no_tools_within_its_timeout() {
+    let started = Instant::now();
+    let servers = McpServers::start(&config(vec![
+        (
+            "missing",
+            server(Path::new("/nonexistent/mcp-server"), &[], 5),
+        ),
+        (
+            "silent",
+            server(
+                Path::new("python3"),
+                &["-c", "import time; time.sleep(60)"],
+                1,
+            ),
+        ),
+        ("crash", crash_server()),
+    ]))
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(servers.tool_names(), ["crash__boom"]);
+    let warnings = servers.warnings().join("\n");
+    assert!(
+        warnings.contains(
+            "MCP server missing offers no tools: MCP server missing could not be started"
+        ),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(
+            "MCP server silent offers no tools: MCP server silent did not answer within 1 s"
+        ),
+        "{warnings}"
+    );
+    servers.close().await;
+}

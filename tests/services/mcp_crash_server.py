@@ -1,0 +1,45 @@
+"""An MCP server (stdio, newline-delimited JSON-RPC) that crashes: it
+answers the handshake and lists one tool, `boom`, then exits with status 3
+when the tool is called, without answering. The tests use it to prove that
+a server dying mid-call is a failed invocation, never a hang."""
+
+import json
+import sys
+
+for line in sys.stdin:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        continue
+    method = message.get("method")
+    if "id" not in message:
+        continue  # a notification
+    if method == "initialize":
+        result = {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "crash", "version": "1"},
+        }
+    elif method == "tools/list":
+        result = {
+            "tools": [
+                {
+                    "name": "boom",
+                    "description": "exits when called",
+                    "inputSchema": {"type": "object"},
+                }
+            ]
+        }
+    elif method == "tools/call":
+        sys.stderr.write("boom: exiting on purpose\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    else:
+        reply = {
+            "jsonrpc": "2.0",
+            "id": message["id"],
+            "error": {"code": -32601, "message": "method not found"},
+        }
+        print(json.dumps(reply), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
