@@ -108,6 +108,24 @@ fn trace_text(p: &RunTrace) -> String {
         ),
     );
     line(&mut out, format!("question: {}", text(Some(&run.query))));
+    let u = &run.usage;
+    line(
+        &mut out,
+        format!(
+            "usage: {} prompt + {} completion tokens{}{} · cost {}",
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.reasoning_tokens
+                .map(|r| format!(" ({r} reasoning)"))
+                .unwrap_or_default(),
+            u.cached_tokens
+                .map(|c| format!(" · {c} cached"))
+                .unwrap_or_default(),
+            u.cost_usd
+                .map(crate::vocab::usage::cost_text)
+                .unwrap_or_else(|| "unknown (no price configured)".into()),
+        ),
+    );
     if let Some(f) = &run.failure {
         line(
             &mut out,

@@ -100,6 +100,7 @@ pub(crate) trait RowExt {
     fn opt_int(&self, col: &str) -> Result<Option<i64>, sqlx::Error>;
     fn text(&self, col: &str) -> Result<String, sqlx::Error>;
     fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error>;
+    fn opt_float(&self, col: &str) -> Result<Option<f64>, sqlx::Error>;
 
     fn flag(&self, col: &str) -> Result<bool, sqlx::Error> {
         Ok(self.int(col)? != 0)
@@ -124,6 +125,9 @@ macro_rules! impl_row_ext {
             }
             fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
                 sqlx::Row::try_get::<Option<String>, _>(self, col)
+            }
+            fn opt_float(&self, col: &str) -> Result<Option<f64>, sqlx::Error> {
+                sqlx::Row::try_get::<Option<f64>, _>(self, col)
             }
         }
     };

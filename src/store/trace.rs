@@ -17,6 +17,7 @@ use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::run::{FailedSource, Failure, FailureClass, RunStatus};
 use crate::vocab::run_trace::{RunTrace, Stored, TracedInvocation, TracedRun, TracedStep};
 use crate::vocab::trace::OrchestrationTrace;
+use crate::vocab::usage::Usage;
 use serde_json::Value;
 
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \
@@ -25,7 +26,8 @@ const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, mod
      sources, feedback, created_at, finished_at FROM diagnosis_run WHERE id = ?";
 const STEPS: &str = "SELECT id, run_id, session_id, seq, step_index, agent_name, attempt, \
      model_input, model_output, thought, has_tool_call, duration_ms, token_count, \
-     error_message, created_at FROM agent_step WHERE run_id = ? ORDER BY seq, id";
+     error_message, created_at, prompt_tokens, completion_tokens, reasoning_tokens, \
+     cached_tokens, cost_usd FROM agent_step WHERE run_id = ? ORDER BY seq, id";
 const INVOCATIONS: &str = "SELECT id, run_id, session_id, step_id, seq, tool_name, \
      input_params, output_preview, output_length, retrieval_layer, l0_match_count, \
      l1_match_count, is_truncated, relevance_level, dedup_reason, retrieval_details, \
@@ -81,6 +83,7 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         verdicts: None,
         gatekeeper_result: None,
         event_count: 0,
+        usage: Usage::default(),
     })
 }
 
@@ -112,6 +115,21 @@ fn step_row(r: &impl RowExt) -> Result<TracedStep, sqlx::Error> {
         token_count: r.int("token_count")?,
         error: r.opt_text("error_message")?,
         created_at: ms_to_rfc3339(r.int("created_at")?),
+        usage: step_usage(r)?,
+    })
+}
+
+/// A step's usage. A row written before usage was recorded has no split:
+/// its figures read as 0 (and null) and only `tokenCount` tells the total.
+fn step_usage(r: &impl RowExt) -> Result<Usage, sqlx::Error> {
+    let count =
+        |col: &str| Ok::<_, sqlx::Error>(r.opt_int(col)?.and_then(|n| u64::try_from(n).ok()));
+    Ok(Usage {
+        prompt_tokens: count("prompt_tokens")?.unwrap_or(0),
+        completion_tokens: count("completion_tokens")?.unwrap_or(0),
+        reasoning_tokens: count("reasoning_tokens")?,
+        cached_tokens: count("cached_tokens")?,
+        cost_usd: r.opt_float("cost_usd")?,
     })
 }
 
@@ -161,6 +179,9 @@ impl Store {
         });
         let events = self.load_events(run_id).await.unwrap_or_default();
         decorate(&mut run, &events);
+        for step in &steps {
+            run.usage.add(&step.usage);
+        }
         run.failed_sources = tool_invocations
             .iter()
             .filter_map(|i| {

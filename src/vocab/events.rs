@@ -53,6 +53,10 @@ pub enum EventKind {
         tool_calls: usize,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The call's usage split and cost (absent in journals written
+        /// before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<crate::vocab::usage::Usage>,
     },
     /// Shared with the run state: a run's events and its state hold the
     /// same record, not copies.

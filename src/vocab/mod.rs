@@ -21,3 +21,4 @@ pub mod run;
 pub mod run_trace;
 pub mod tool;
 pub mod trace;
+pub mod usage;

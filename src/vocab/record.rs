@@ -74,6 +74,9 @@ pub struct AgentStep {
     pub duration_ms: u64,
     pub token_count: u64,
     pub error: Option<String>,
+    /// Prompt / completion (reasoning, cached) tokens and cost of the call.
+    #[serde(default)]
+    pub usage: super::usage::Usage,
 }
 
 /// The run row's final write: how the run ended, plus its totals and

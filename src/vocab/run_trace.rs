@@ -13,6 +13,7 @@ use super::graph::NodeId;
 use super::run::{FailedSource, Failure, RunSources, RunStatus, VerdictSnapshot};
 use super::tool::RetrievalDetails;
 use super::trace::OrchestrationTrace;
+use super::usage::Usage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -102,6 +103,9 @@ pub struct TracedRun {
     pub verdicts: Option<VerdictSnapshot>,
     pub gatekeeper_result: Option<GatekeeperResult>,
     pub event_count: usize,
+    /// The sum of the steps' usage: tokens split, and cost when priced.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 impl TracedRun {
@@ -156,6 +160,9 @@ pub struct TracedStep {
     pub token_count: i64,
     pub error: Option<String>,
     pub created_at: String,
+    /// Prompt / completion (reasoning, cached) tokens and cost of the call.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// A tool_invocation row.

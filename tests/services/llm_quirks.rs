@@ -649,3 +649,64 @@ async fn a_retryable_failure_falls_back_to_the_next_model_but_quota_does_not() {
         .collect();
     assert_eq!(sent, ["primary"]);
 }
+
+#[tokio::test]
+async fn usage_is_split_and_priced_per_call_and_summed_per_run() {
+    let usage = json!({"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200});
+    let mut call = role("Executor");
+    call["hasToolResult"] = json!(false);
+    let mut done = role("Executor");
+    done["hasToolResult"] = json!(true);
+    let Some(mock) = Aimock::start(
+        "usage_is_split_and_priced_per_call_and_summed_per_run",
+        json!([
+            {"match": role("Planner"), "response": {"content": PLAN, "usage": usage}},
+            {"match": call, "response": {"toolCalls": [
+                {"name": "query_metrics", "arguments": {"service": "payment-service"}}], "usage": usage}},
+            {"match": done, "response": {"content": NO_CLAIMS, "usage": usage}},
+        ]),
+    ) else {
+        return;
+    };
+    let mut cfg = config(&mock.base_url(), "gpt-4o-mini");
+    cfg.price = Some(diagraph::model::openai::Price {
+        prompt: 1.0,
+        completion: 4.0,
+    });
+    let (engine, recorder) = engine_on(cfg);
+    let outcome = engine
+        .run(RunRequest::new("why is payment-service slow?"))
+        .await
+        .unwrap();
+    // Planner, Executor (tool turn, answer); later roles have no fixture.
+    let steps: Vec<_> = recorder
+        .snapshot()
+        .steps
+        .into_iter()
+        .filter(|s| s.error.is_none())
+        .collect();
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    for s in &steps {
+        assert_eq!(
+            (s.usage.prompt_tokens, s.usage.completion_tokens),
+            (1000, 200)
+        );
+        assert_eq!(s.token_count, 1200);
+        // 1000 x $1/M + 200 x $4/M
+        assert!(
+            (s.usage.cost_usd.unwrap() - 0.0018).abs() < 1e-12,
+            "{:?}",
+            s.usage
+        );
+    }
+    // The live events carry it, so the TUI sums it for the verdict panel.
+    let mut run = diagraph::vocab::usage::Usage::default();
+    for e in &outcome.events {
+        if let diagraph::vocab::events::EventKind::ModelCalled { usage: Some(u), .. } = &e.kind {
+            run.add(u);
+        }
+    }
+    assert_eq!((run.prompt_tokens, run.completion_tokens), (3000, 600));
+    assert!((run.cost_usd.unwrap() - 0.0054).abs() < 1e-12);
+    assert_eq!(run.short(), "3.6k tok · $0.0054");
+}

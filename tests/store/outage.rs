@@ -207,6 +207,7 @@ fn step(run_id: i64, seq: u32, index: u32, agent: &str) -> AgentStep {
         duration_ms: 1,
         token_count: 1,
         error: None,
+        usage: Default::default(),
     }
 }
 

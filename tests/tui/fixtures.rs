@@ -113,6 +113,7 @@ impl RunBuilder {
             tokens: 300,
             tool_calls: 0,
             error: None,
+            usage: None,
         })
     }
 

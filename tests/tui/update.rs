@@ -451,3 +451,46 @@ fn the_answer_pane_shows_the_failure_failed_sources_and_pack_warnings() {
         "{text}"
     );
 }
+
+/// Priced model calls: the verdict panel shows the prompt/completion split
+/// and the run's cost (models without a price show tokens only).
+#[test]
+fn the_verdict_panel_shows_the_usage_split_and_cost() {
+    use diagraph::vocab::events::EventKind;
+    use diagraph::vocab::usage::Usage;
+    let mut events = pass_run(1);
+    for e in &mut events {
+        if let EventKind::ModelCalled { tokens, usage, .. } = &mut e.kind {
+            *tokens = 1200;
+            *usage = Some(Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 200,
+                cost_usd: Some(0.0018),
+                ..Usage::default()
+            });
+        }
+    }
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ModelCalled { .. }))
+        .count() as u64;
+    let state = live_state(&events);
+    let text = buffer_text(render(&state, 200, 60).backend().buffer());
+    let want = format!(
+        "cost       ${:.4} ({} in / {} out)",
+        0.0018 * calls as f64,
+        1000 * calls,
+        200 * calls,
+    );
+    assert!(text.contains(&want), "{want} in\n{text}");
+    // Without a price: tokens only, as before.
+    let text = buffer_text(
+        render(&live_state(&pass_run(1)), 200, 60)
+            .backend()
+            .buffer(),
+    );
+    assert!(
+        !text.contains(" in / ") && text.contains(" tokens"),
+        "{text}"
+    );
+}

@@ -109,6 +109,7 @@ impl RunCtx<'_> {
             ))
         });
         let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         let (model_output, thought, has_tool_call, tokens, tool_calls, error) = match &response {
             Ok(r) => {
                 let has_calls = !r.tool_calls.is_empty();
@@ -192,6 +193,7 @@ impl RunCtx<'_> {
             duration_ms,
             token_count: tokens,
             error: error.clone(),
+            usage,
         };
         let step_id = self.engine.recorder.record_step(&step).await?;
         self.emit(EventKind::ModelCalled {
@@ -202,6 +204,7 @@ impl RunCtx<'_> {
             tokens,
             tool_calls,
             error,
+            usage: Some(usage),
         })
         .await?;
         if cancelled {

@@ -276,6 +276,8 @@ struct ModelCall<'a> {
     step_id: i64,
     times: (u64, u64),
     tokens: u64,
+    /// The split, when the call recorded one.
+    usage: Option<crate::vocab::usage::Usage>,
     error: Option<&'a str>,
 }
 
@@ -402,6 +404,7 @@ impl Builder<'_> {
             step_id,
             times: (start_ms, end_ms),
             tokens,
+            usage,
             error: error_message,
         } = call;
         let (provider, model, kind) = provider_and_model(&self.model);
@@ -415,6 +418,12 @@ impl Builder<'_> {
             kv_int(attr::STEP_ID, step_id),
             kv_int(attr::TOTAL_TOKENS, int(tokens)),
         ];
+        // The GenAI conventions' input/output split; a call recorded
+        // without one (an old journal) carries only the total.
+        if let Some(u) = usage.filter(|u| u.total() > 0) {
+            attrs.push(kv_int(attr::INPUT_TOKENS, int(u.prompt_tokens)));
+            attrs.push(kv_int(attr::OUTPUT_TOKENS, int(u.completion_tokens)));
+        }
         let status = match error_message {
             Some(e) => {
                 attrs.push(kv(attr::ERROR_TYPE, "model_error"));
@@ -627,6 +636,7 @@ pub fn run_spans(trace: &RunTrace, events: &[EngineEvent]) -> Vec<Span> {
                     duration_ms,
                     tokens,
                     error,
+                    usage,
                     ..
                 } => b.chat(ModelCall {
                     key: format!("chat:{}", e.seq),
@@ -636,6 +646,7 @@ pub fn run_spans(trace: &RunTrace, events: &[EngineEvent]) -> Vec<Span> {
                     step_id: *step_id,
                     times: (e.at_ms.saturating_sub(*duration_ms), e.at_ms),
                     tokens: *tokens,
+                    usage: *usage,
                     error: error.as_deref(),
                 }),
                 EventKind::ToolInvoked { invocation } => b.tool(
@@ -700,6 +711,7 @@ fn from_rows(b: &mut Builder<'_>) {
             step_id: step.id,
             times: (end.saturating_sub(duration), end),
             tokens: u64::try_from(step.token_count).unwrap_or(0),
+            usage: Some(step.usage),
             error: step.error.as_deref(),
         });
     }

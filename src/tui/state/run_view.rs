@@ -52,6 +52,8 @@ pub struct RunView {
     pub model_calls: u32,
     pub model_errors: u32,
     pub tokens: u64,
+    /// The calls' usage summed: the split and, when priced, the cost.
+    pub usage: crate::vocab::usage::Usage,
     pub finished: Option<RunEnd>,
     pub events_applied: usize,
     pub last_at_ms: u64,
@@ -103,9 +105,17 @@ impl RunView {
                 self.entered_at_ms = event.at_ms;
                 *self.visits.entry(*node).or_default() += 1;
             }
-            EventKind::ModelCalled { error, tokens, .. } => {
+            EventKind::ModelCalled {
+                error,
+                tokens,
+                usage,
+                ..
+            } => {
                 self.model_calls += 1;
                 self.tokens += tokens;
+                if let Some(u) = usage {
+                    self.usage.add(u);
+                }
                 if error.is_some() {
                     self.model_errors += 1;
                 }

@@ -490,8 +490,11 @@ pub fn verdict(
     out.kv(
         "model calls",
         format!(
-            "{} ({} failed) · {} tokens",
-            view.model_calls, view.model_errors, view.tokens
+            "{} ({} failed) · {} tokens{}",
+            view.model_calls,
+            view.model_errors,
+            view.tokens,
+            super::panels::usage_detail(&view.usage)
         ),
         Role::Text,
     );

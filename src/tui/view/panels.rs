@@ -79,6 +79,23 @@ impl VerdictPane<'_> {
                 ),
             ]),
         ]);
+        // Priced models: the cost and the split, on a line of its own so
+        // it fits the pane.
+        if let Some(cost) = self.view.usage.cost_usd {
+            let u = &self.view.usage;
+            lines.push(Line::from(vec![
+                label("cost"),
+                Span::styled(
+                    format!(
+                        "{} ({} in / {} out)",
+                        crate::vocab::usage::cost_text(cost),
+                        u.prompt_tokens,
+                        u.completion_tokens
+                    ),
+                    t.style(Role::Text),
+                ),
+            ]));
+        }
         lines
     }
 
@@ -378,4 +395,18 @@ pub fn render_input(state: &AppState, area: Rect, frame: &mut Frame) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     frame.render_widget(&state.input, inner);
+}
+
+/// " (P in / C out · $cost)" when the calls reported a split and a cost;
+/// empty for models that report neither (the offline and scripted ones).
+pub(crate) fn usage_detail(u: &crate::vocab::usage::Usage) -> String {
+    match u.cost_usd {
+        Some(c) => format!(
+            " ({} in / {} out · {})",
+            u.prompt_tokens,
+            u.completion_tokens,
+            crate::vocab::usage::cost_text(c)
+        ),
+        None => String::new(),
+    }
 }

@@ -266,8 +266,15 @@ pub async fn rerecording_is_idempotent(store: &Store) {
         thought: String::new(),
         has_tool_call: false,
         duration_ms: 1,
-        token_count: 1,
+        token_count: 52,
         error: None,
+        usage: diagraph::vocab::usage::Usage {
+            prompt_tokens: 40,
+            completion_tokens: 12,
+            reasoning_tokens: Some(4),
+            cached_tokens: None,
+            cost_usd: Some(0.00123),
+        },
     };
     let a = store.record_step(&step).await.unwrap();
     let b = store.record_step(&step).await.unwrap();
@@ -295,6 +302,11 @@ pub async fn rerecording_is_idempotent(store: &Store) {
     let trace = serde_json::to_value(store.run_trace(handle.run_id).await.unwrap()).unwrap();
     assert_eq!(trace["steps"].as_array().unwrap().len(), 1);
     assert_eq!(trace["run"]["status"], "RUNNING");
+    // The usage split and cost round-trip; what was not reported is null.
+    let usage = serde_json::json!({"prompt_tokens": 40, "completion_tokens": 12,
+        "reasoning_tokens": 4, "cached_tokens": null, "cost_usd": 0.00123});
+    assert_eq!(trace["steps"][0]["usage"], usage);
+    assert_eq!(trace["run"]["usage"], usage, "the run sums its steps");
 }
 
 /// A failed run ends FAILED with its reason and its partial trace.

@@ -16,6 +16,7 @@ use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::run::{RunEnd, VerdictSnapshot};
 use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
 use diagraph::vocab::trace::{NodeEvent, build_trace};
+use diagraph::vocab::usage::Usage;
 use serde_json::json;
 
 pub struct RecordedRun {
@@ -105,6 +106,13 @@ impl Emitter<'_> {
             duration_ms: 2,
             token_count: 100,
             error: None,
+            usage: Usage {
+                prompt_tokens: 70,
+                completion_tokens: 30,
+                reasoning_tokens: Some(5),
+                cached_tokens: None,
+                cost_usd: Some(0.0025),
+            },
         };
         let step_id = self.rec.record_step(&step).await.unwrap();
         self.emit_at(
@@ -117,6 +125,7 @@ impl Emitter<'_> {
                 tokens: 100,
                 tool_calls,
                 error: None,
+                usage: Some(step.usage),
             },
         )
         .await;
