@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod eval;
 pub mod knowledge;
 pub mod model;
 pub mod report;

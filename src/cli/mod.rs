@@ -9,6 +9,7 @@
 //! quietly. Nothing here panics on user input.
 
 mod ask;
+mod eval;
 mod export;
 mod inspect;
 mod mcp;
@@ -141,6 +142,21 @@ pub enum Command {
         /// Runs executed at once; more are refused with an error
         #[arg(long, value_name = "N", default_value_t = crate::server::mcp::DEFAULT_MAX_CONCURRENT_RUNS)]
         max_runs: usize,
+    },
+    /// Run an evaluation set: each case as a stored run, scored for recall,
+    /// traceability and over-claims; exits 1 under the thresholds
+    Eval {
+        /// The evaluation set (TOML: `[[case]]` id, question, kind, expect_any)
+        file: PathBuf,
+        /// Print the report as one JSON object
+        #[arg(long)]
+        json: bool,
+        /// Fail (exit 1) when recall is below this fraction, e.g. 0.9
+        #[arg(long, value_name = "R")]
+        min_recall: Option<f64>,
+        /// Fail (exit 1) when more cases than this over-claim
+        #[arg(long, value_name = "N")]
+        max_over_claims: Option<usize>,
     },
     /// Write a stored run in another tool's format
     Export {
@@ -352,6 +368,18 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             max_body,
         }) => serve::run(&config, listen, max_runs, max_body).await,
         Some(Command::Mcp { max_runs }) => mcp::run(&config, max_runs).await,
+        Some(Command::Eval {
+            file,
+            json,
+            min_recall,
+            max_over_claims,
+        }) => {
+            let thresholds = crate::eval::Thresholds {
+                min_recall,
+                max_over_claims,
+            };
+            eval::run(&config, file, json, thresholds).await
+        }
         Some(Command::Export {
             run_id,
             format,

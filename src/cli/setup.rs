@@ -129,18 +129,7 @@ impl Setup {
             None => Vec::new(),
         };
 
-        let mut tools = ToolRegistry::new();
-        for tool in pack.iter().flat_map(|p| pack_tools(p.clone())) {
-            tools.register(tool);
-        }
-        register_log_backend(config, &mut tools)?;
-        if live_metrics {
-            use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
-            let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
-                CliError::input("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)")
-            })?;
-            tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
-        }
+        let tools = registry(config, pack.as_ref())?;
 
         // The configured MCP servers' tools sit next to the built-in ones,
         // permitted like them.
@@ -178,13 +167,7 @@ impl Setup {
             model,
             tools: Arc::new(tools),
             recorder,
-            catalog: Arc::new(Catalog::new(
-                domains,
-                pack.as_ref().map(|p| p.skill_catalog()).unwrap_or_default(),
-                pack.as_ref()
-                    .map(|p| p.manifest.services.clone())
-                    .unwrap_or_default(),
-            )),
+            catalog: Arc::new(catalog(domains, pack.as_ref())),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
             config: run_config,
@@ -198,6 +181,24 @@ impl Setup {
             exporter,
             mcp,
             mcp_warnings,
+        })
+    }
+
+    /// The engine of this set-up serving another pack: the same model,
+    /// store, prompts and rules, the pack's tools (a live backend set in
+    /// the configuration still serves its tool) and its catalog.
+    pub async fn engine_for_pack(
+        &self,
+        config: &Config,
+        dir: &std::path::Path,
+    ) -> Result<Engine, CliError> {
+        let pack = Arc::new(Pack::load(dir)?);
+        self.store.sync_knowledge(&pack).await?;
+        // This pack's own domains: the store's table holds every pack's.
+        Ok(Engine {
+            tools: Arc::new(registry(config, Some(&pack))?),
+            catalog: Arc::new(catalog(pack.domains.clone(), Some(&pack))),
+            ..self.engine.clone()
         })
     }
 
@@ -262,6 +263,33 @@ fn register_log_backend(config: &Config, tools: &mut ToolRegistry) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// The tools: the pack's, then the live backends configured for a tool,
+/// which replace the pack's.
+fn registry(config: &Config, pack: Option<&Arc<Pack>>) -> Result<ToolRegistry, CliError> {
+    let mut tools = ToolRegistry::new();
+    for tool in pack.iter().flat_map(|p| pack_tools(Arc::clone(p))) {
+        tools.register(tool);
+    }
+    register_log_backend(config, &mut tools)?;
+    if config.metrics.backend == MetricsBackend::Prometheus {
+        use crate::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+        let prometheus = PrometheusConfig::from_config(config).ok_or_else(|| {
+            CliError::input("the prometheus metrics backend needs a URL (DIAGRAPH_PROMETHEUS_URL or --prometheus-url)")
+        })?;
+        tools.register(Arc::new(PrometheusMetrics::new(prometheus)?));
+    }
+    Ok(tools)
+}
+
+fn catalog(domains: Vec<crate::vocab::catalog::DomainInfo>, pack: Option<&Arc<Pack>>) -> Catalog {
+    Catalog::new(
+        domains,
+        pack.map(|p| p.skill_catalog()).unwrap_or_default(),
+        pack.map(|p| p.manifest.services.clone())
+            .unwrap_or_default(),
+    )
 }
 
 fn start_exporter(

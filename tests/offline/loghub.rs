@@ -443,3 +443,48 @@ fn write_eval_packs() {
         build_pack(&src, &dir, spec, None);
     }
 }
+
+/// `diagraph eval` on the question sets of `tests/eval/`, over packs built
+/// here, held to thresholds: what CI runs.
+#[test]
+fn eval_sets_meet_their_thresholds() {
+    let Some(src) = crate::realdata::realdata() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for spec in PACKS {
+        build_pack(&src, &dir.path().join(spec.name), spec, None);
+    }
+    let set = dir.path().join("loghub.toml");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eval/loghub.toml"),
+        &set,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_diagraph"))
+        .env_remove("DIAGRAPH_PACK")
+        .env_remove("DIAGRAPH_MODEL")
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .arg("--database-url")
+        .arg(format!("sqlite:{}", dir.path().join("eval.db").display()))
+        .args([
+            "eval",
+            "--json",
+            "--min-recall",
+            "0.85",
+            "--max-over-claims",
+            "0",
+        ])
+        .arg(&set)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success(),
+        "{}\n{report:#}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["totals"]["traceable"], 1.0, "{report:#}");
+    assert_eq!(report["totals"]["cases"], 9);
+}
