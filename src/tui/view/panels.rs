@@ -79,19 +79,18 @@ impl VerdictPane<'_> {
                 ),
             ]),
         ]);
-        // Priced models: the cost and the split, on a line of its own so
-        // it fits the pane.
+        // Priced models: the cost and the split, each on a line of its own
+        // so both fit the narrow pane.
         if let Some(cost) = self.view.usage.cost_usd {
             let u = &self.view.usage;
             lines.push(Line::from(vec![
                 label("cost"),
+                Span::styled(crate::vocab::usage::cost_text(cost), t.style(Role::Text)),
+            ]));
+            lines.push(Line::from(vec![
+                label("split"),
                 Span::styled(
-                    format!(
-                        "{} ({} in / {} out)",
-                        crate::vocab::usage::cost_text(cost),
-                        u.prompt_tokens,
-                        u.completion_tokens
-                    ),
+                    format!("{} in / {} out", u.prompt_tokens, u.completion_tokens),
                     t.style(Role::Text),
                 ),
             ]));
