@@ -129,7 +129,7 @@ impl Setup {
             None => Vec::new(),
         };
 
-        let tools = registry(config, pack.as_ref())?;
+        let mut tools = registry(config, pack.as_ref())?;
 
         // The configured MCP servers' tools sit next to the built-in ones,
         // permitted like them.
@@ -194,9 +194,13 @@ impl Setup {
     ) -> Result<Engine, CliError> {
         let pack = Arc::new(Pack::load(dir)?);
         self.store.sync_knowledge(&pack).await?;
+        let mut tools = registry(config, Some(&pack))?;
+        for tool in &self.mcp.tools {
+            tools.register(tool.clone());
+        }
         // This pack's own domains: the store's table holds every pack's.
         Ok(Engine {
-            tools: Arc::new(registry(config, Some(&pack))?),
+            tools: Arc::new(tools),
             catalog: Arc::new(catalog(pack.domains.clone(), Some(&pack))),
             ..self.engine.clone()
         })
