@@ -475,6 +475,23 @@ pub fn live_state(events: &[EngineEvent]) -> diagraph::tui::state::AppState {
     state
 }
 
+/// A key press without modifiers, as the terminal sends it.
+pub fn key(code: crossterm::event::KeyCode) -> diagraph::tui::update::Msg {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    diagraph::tui::update::Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+/// A typed character; upper case comes with SHIFT, as terminals send it.
+pub fn ch(c: char) -> diagraph::tui::update::Msg {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mods = if c.is_ascii_uppercase() {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    diagraph::tui::update::Msg::Key(KeyEvent::new(KeyCode::Char(c), mods))
+}
+
 /// Renders the whole screen at a fixed size.
 pub fn render(
     state: &diagraph::tui::state::AppState,

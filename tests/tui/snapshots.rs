@@ -3,16 +3,12 @@
 //! (binding failed, verdict capped, degraded, PASS) are asserted directly.
 
 use crate::fixtures::{
-    buffer_text, capped_run, find_text, live_state, pass_run, reject_run, render,
+    buffer_text, capped_run, find_text, key, live_state, pass_run, reject_run, render,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::tui::state::{Mode, Pane, Popup};
 use diagraph::tui::theme::{Role, Theme};
 use diagraph::tui::update::{Msg, update};
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
 
 #[test]
 fn pass_run_80x24() {

@@ -3,25 +3,12 @@
 //! the live run showed after the same number of events.
 
 use crate::fixtures::{
-    buffer_text, capped_run, idle_state, live_state, pass_run, reject_run, render,
+    buffer_text, capped_run, ch, idle_state, key, live_state, pass_run, reject_run, render,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diagraph::engine::StepCommand;
 use diagraph::tui::state::{Mode, Pane, Pending, Popup, RunView};
 use diagraph::tui::update::{Command, Msg, node_boundary, update};
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
-fn ch(c: char) -> Msg {
-    let mods = if c.is_ascii_uppercase() {
-        KeyModifiers::SHIFT
-    } else {
-        KeyModifiers::NONE
-    };
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), mods))
-}
 
 /// Every pane but the status bar and the input (which differ by mode).
 fn panes_text(state: &diagraph::tui::state::AppState) -> String {

@@ -5,28 +5,15 @@
 //! the Gatekeeper's claim-level errors, the Verifier's facts).
 
 use crate::fixtures::{
-    RunBuilder, binding, buffer_text, capped_run, idle_state, live_state, pass_run, render,
+    RunBuilder, binding, buffer_text, capped_run, ch, idle_state, key, live_state, pass_run, render,
 };
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use diagraph::tui::state::{DemoEntry, Pane, Popup, StoredRun, Subject};
 use diagraph::tui::update::{Command, Msg, update};
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::Verdict;
 use diagraph::vocab::graph::{NodeId, Outcome};
 use std::sync::Arc;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
-fn ch(c: char) -> Msg {
-    let mods = if c.is_ascii_uppercase() {
-        KeyModifiers::SHIFT
-    } else {
-        KeyModifiers::NONE
-    };
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), mods))
-}
 
 fn status_bar(state: &diagraph::tui::state::AppState, w: u16, h: u16) -> String {
     let text = buffer_text(render(state, w, h).backend().buffer());

@@ -1,0 +1,184 @@
+//! The one place that changes [`AppState`]: `update(state, msg) -> commands`.
+//!
+//! Messages are terminal keys, engine events tagged with the generation
+//! of their source, and results of background work. Commands are what the
+//! runtime must do outside the state (start a run, load a replay, send a
+//! step). Keeping side effects out of here makes every interaction a
+//! "state + keys -> state" test.
+//!
+//! - [`input`]: keys and pastes, per input mode (confirm, filter, typing,
+//!   popup, panes) turned into actions;
+//! - [`actions`]: what an action does to the state (open, copy, compare,
+//!   quit, start a run or demo, move the selection);
+//! - [`events`]: engine events and the results of background work folded
+//!   into the state.
+
+mod actions;
+mod events;
+mod input;
+
+pub use actions::node_boundary;
+
+use crate::engine::StepCommand;
+use crate::tui::state::{AppState, DemoEntry};
+use crate::vocab::events::EngineEvent;
+use crate::vocab::run::RunSummary;
+use crate::vocab::run_trace::RunTrace;
+use crossterm::event::{KeyEvent, KeyEventKind};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    /// Text pasted into the terminal (bracketed paste): one piece.
+    Paste(String),
+    Resize(u16, u16),
+    /// An event of the source with this generation.
+    Engine {
+        generation: u64,
+        event: Box<EngineEvent>,
+    },
+    /// The source finished; `error` is set when it failed.
+    SourceDone {
+        generation: u64,
+        error: Option<String>,
+    },
+    /// Wall-clock progress of a live run.
+    Tick {
+        generation: u64,
+        elapsed_ms: u64,
+    },
+    RunsLoaded(Result<Vec<RunSummary>, String>),
+    /// The newest runs, polled: merged into the list (other processes'
+    /// runs appear, running ones change status).
+    RunsChanged(Vec<RunSummary>),
+    ReplayLoaded {
+        generation: u64,
+        result: Result<Vec<EngineEvent>, String>,
+    },
+    ScenariosLoaded(Vec<DemoEntry>),
+    /// A run as Markdown, to copy.
+    ExportReady {
+        run_id: i64,
+        result: Result<String, String>,
+    },
+    /// Two stored runs to compare.
+    CompareLoaded {
+        a: i64,
+        b: i64,
+        result: Result<(Arc<RunTrace>, Arc<RunTrace>), String>,
+    },
+    /// A run's stored trace, asked for by a detail popup.
+    TraceLoaded {
+        run_id: i64,
+        result: Result<Arc<RunTrace>, String>,
+    },
+    /// Start this demo now (from `diagraph demo FILE` or the picker).
+    StartDemo(DemoEntry),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    StartRun {
+        generation: u64,
+        question: String,
+        /// The engine waits before each node (step mode).
+        stepping: bool,
+    },
+    StartDemo {
+        generation: u64,
+        path: PathBuf,
+    },
+    LoadReplay {
+        generation: u64,
+        run_id: i64,
+    },
+    /// Watch a run that is still running elsewhere (another process on
+    /// the database, or the server the TUI follows) as it goes.
+    FollowRun {
+        generation: u64,
+        run_id: i64,
+    },
+    Step(StepCommand),
+    /// Stop the live run: it ends CANCELLED with its events saved.
+    Cancel,
+    LoadRuns,
+    ListScenarios,
+    /// Read a run's stored trace (prompts, responses, reasoning).
+    LoadTrace {
+        run_id: i64,
+    },
+    /// Render a stored run as Markdown and copy it (`ExportReady`).
+    CopyExport {
+        run_id: i64,
+    },
+    /// Read two stored runs to compare (`CompareLoaded`).
+    LoadCompare {
+        a: i64,
+        b: i64,
+    },
+    /// Put text on the terminal's clipboard (OSC 52).
+    Copy(String),
+    Quit,
+}
+
+/// Applies one message to the state; returns what the runtime must do.
+pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
+    match msg {
+        Msg::Key(key) if key.kind != KeyEventKind::Release => input::on_key(state, key),
+        Msg::Key(_) => vec![],
+        Msg::Paste(text) => {
+            input::on_paste(state, &text);
+            vec![]
+        }
+        Msg::Resize(w, h) => {
+            state.screen = (w, h);
+            vec![]
+        }
+        Msg::Engine { generation, event } => {
+            events::on_engine_event(state, generation, *event);
+            vec![]
+        }
+        Msg::SourceDone { generation, error } => {
+            events::on_source_done(state, generation, error);
+            vec![]
+        }
+        Msg::Tick {
+            generation,
+            elapsed_ms,
+        } => {
+            if generation == state.shown.generation {
+                state.live_elapsed_ms = elapsed_ms;
+            }
+            vec![]
+        }
+        Msg::RunsLoaded(Ok(rows)) => {
+            events::on_runs_loaded(state, rows);
+            vec![]
+        }
+        Msg::RunsLoaded(Err(e)) => {
+            state.runs_error = Some(e);
+            vec![]
+        }
+        Msg::RunsChanged(rows) => {
+            events::on_runs_changed(state, rows);
+            vec![]
+        }
+        Msg::ReplayLoaded { generation, result } => {
+            events::on_replay_loaded(state, generation, result);
+            vec![]
+        }
+        Msg::ScenariosLoaded(loaded) => events::on_scenarios_loaded(state, loaded),
+        Msg::StartDemo(entry) => actions::start_demo(state, entry),
+        Msg::ExportReady { run_id, result } => events::on_export_ready(state, run_id, result),
+        Msg::CompareLoaded { a, b, result } => {
+            events::on_compare_loaded(state, a, b, result);
+            vec![]
+        }
+        Msg::TraceLoaded { run_id, result } => {
+            events::on_trace(state, run_id, result);
+            vec![]
+        }
+    }
+}
