@@ -41,6 +41,7 @@ mod openai_provider;
 mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
+mod prometheus_series;
 mod report;
 mod server_api;
 mod server_process;
