@@ -112,6 +112,7 @@ async fn records_counts_and_fields_from_elasticsearch() {
     assert_eq!(out.body["counts_complete"], false);
     assert_eq!(out.body["source"], "elasticsearch");
     assert_eq!(out.body["index"], "logs-*");
+    assert_eq!(out.body["records_read"], 1000);
     assert!(out.partial.is_none());
     let logs = out.body["logs"].as_array().unwrap();
     assert_eq!(logs.len(), 5);
@@ -454,7 +455,7 @@ async fn a_count_or_search_the_server_cut_short_is_partial_and_says_so() {
     assert_eq!(
         out.partial.as_deref(),
         Some(
-            "the search timed out on the server after 3 s; 1 of 2 shards failed: node n2 left the cluster"
+            "the search timed out on the server after 2.7 s; 1 of 2 shards failed: node n2 left the cluster"
         )
     );
     // Cut short and nothing found: a failure, never "no evidence".

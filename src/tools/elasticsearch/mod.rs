@@ -122,6 +122,14 @@ impl ElasticsearchLogs {
         })
     }
 
+    /// The server gives up a little before the client does, so a slow
+    /// search comes back as partial results rather than nothing.
+    fn server_timeout_ms(&self) -> u64 {
+        u64::try_from(self.timeout.as_millis() * 9 / 10)
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
     fn line(&self, hit: &Value) -> Result<LogLine, ToolError> {
         let bad = |why: &str| {
             ToolError::BadResponse(format!("Elasticsearch _search answered a hit {why}"))
@@ -224,7 +232,7 @@ impl ElasticsearchLogs {
         if resp.get("timed_out").and_then(Value::as_bool) == Some(true) {
             incomplete.push(format!(
                 "the search timed out on the server after {}",
-                crate::tools::human_ms(u64::try_from(self.timeout.as_millis()).unwrap_or(0))
+                crate::tools::human_ms(self.server_timeout_ms())
             ));
         }
         let shards = resp.get("_shards");
@@ -285,10 +293,7 @@ impl Tool for ElasticsearchLogs {
             start,
             end,
         };
-        // The server gives up a little before the client does, so a slow
-        // search comes back as partial results rather than nothing.
-        let server_ms = u64::try_from(self.timeout.as_millis() * 9 / 10).unwrap_or(u64::MAX);
-        let body = query::search_body(&self.fields, &sel, self.max_lines, server_ms.max(1));
+        let body = query::search_body(&self.fields, &sel, self.max_lines, self.server_timeout_ms());
         let hits = self.search(&body).await?;
         let read = hits.lines.len() as u64;
         let mut partial = hits.incomplete.clone();
@@ -351,6 +356,9 @@ impl Tool for ElasticsearchLogs {
         if let Value::Object(body) = &mut out.body {
             body.insert("source".into(), json!("elasticsearch"));
             body.insert("index".into(), json!(self.index));
+            // The sample was chosen from these, the newest; figures are
+            // over every match.
+            body.insert("records_read".into(), json!(read));
             body.insert("query".into(), query::filter(&self.fields, &sel));
             body.insert(
                 "window".into(),
