@@ -265,6 +265,14 @@ fn register_log_backend(config: &Config, tools: &mut ToolRegistry) -> Result<(),
                 .map_err(CliError::input)?;
             tools.register(Arc::new(loki));
         }
+        LogsBackend::Elasticsearch => {
+            let es = crate::tools::elasticsearch::ElasticsearchLogs::new(
+                &config.logs.elasticsearch,
+                timeout,
+            )
+            .map_err(CliError::input)?;
+            tools.register(Arc::new(es));
+        }
     }
     Ok(())
 }

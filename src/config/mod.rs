@@ -237,6 +237,22 @@ impl Config {
             self.logs.backend = LogsBackend::Loki;
             self.logs.loki.url = Some(v);
         }
+        if let Some(v) = env("DIAGRAPH_ELASTICSEARCH_URL") {
+            if let Some(other) = ["DIAGRAPH_LOG_FILES", "DIAGRAPH_LOKI_URL"]
+                .into_iter()
+                .find(|n| env(n).is_some())
+            {
+                return Err(ConfigError::BadValue {
+                    source_name: "DIAGRAPH_ELASTICSEARCH_URL".into(),
+                    message: format!("{other} is set too; query_logs has one backend"),
+                });
+            }
+            self.logs.backend = LogsBackend::Elasticsearch;
+            self.logs.elasticsearch.url = Some(v);
+        }
+        if let Some(v) = env("DIAGRAPH_ELASTICSEARCH_INDEX") {
+            self.logs.elasticsearch.index = v;
+        }
         // diagraph's own name wins over the standard OpenTelemetry one.
         if let Some(v) =
             env("DIAGRAPH_OTLP_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
@@ -345,6 +361,28 @@ impl Config {
                     ));
                 }
                 Some(_) => {}
+            }
+        }
+        if self.logs.backend == LogsBackend::Elasticsearch {
+            let es = &self.logs.elasticsearch;
+            match es.url.as_deref() {
+                None | Some("") => {
+                    return Err(bad(
+                        "logs.elasticsearch.url",
+                        "the elasticsearch log backend needs a URL (set DIAGRAPH_ELASTICSEARCH_URL)"
+                            .into(),
+                    ));
+                }
+                Some(u) if !is_http_url(u) => {
+                    return Err(bad(
+                        "logs.elasticsearch.url",
+                        format!("{:?} is not an http(s) URL", mask_url(u)),
+                    ));
+                }
+                Some(_) => {}
+            }
+            if let Err(e) = es.check_index() {
+                return Err(bad("logs.elasticsearch.index", e));
             }
         }
         if self.metrics.backend == MetricsBackend::Prometheus

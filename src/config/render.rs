@@ -101,6 +101,22 @@ pub(super) fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String
     out.push_str(&opt("username", k.username.clone()));
     out.push_str(&secret("password", &k.password));
     out.push_str(&opt("tenant", k.tenant.clone()));
+    let e = &l.elasticsearch;
+    out.push_str("\n[logs.elasticsearch]\n");
+    out.push_str(&opt("url", e.url.as_deref().map(mask_url)));
+    out.push_str(&format!("index = {}\n", q(&e.index)));
+    out.push_str(&format!("timestamp_field = {}\n", q(&e.timestamp_field)));
+    out.push_str(&format!("service_fields = {}\n", list(&e.service_fields)));
+    out.push_str(&format!("level_fields = {}\n", list(&e.level_fields)));
+    out.push_str(&format!("message_field = {}\n", q(&e.message_field)));
+    out.push_str(&format!("max_lines = {}\n", e.max_lines));
+    out.push_str(&format!(
+        "default_window_hours = {}\n",
+        e.default_window_hours
+    ));
+    out.push_str(&secret("api_key", &e.api_key));
+    out.push_str(&opt("username", e.username.clone()));
+    out.push_str(&secret("password", &e.password));
 
     for (name, server) in &c.mcp.servers {
         out.push_str(&format!("\n[mcp.servers.{}]\n", toml_key(name)));

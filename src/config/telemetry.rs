@@ -33,6 +33,10 @@ pub enum LogsBackend {
     Files,
     /// Grafana Loki (`[logs.loki]`, `DIAGRAPH_LOKI_URL`).
     Loki,
+    /// Elasticsearch or OpenSearch (`[logs.elasticsearch]`,
+    /// `DIAGRAPH_ELASTICSEARCH_URL`); `opensearch` is the same backend.
+    #[serde(alias = "opensearch")]
+    Elasticsearch,
 }
 
 impl LogsBackend {
@@ -41,6 +45,7 @@ impl LogsBackend {
             LogsBackend::Pack => "pack",
             LogsBackend::Files => "files",
             LogsBackend::Loki => "loki",
+            LogsBackend::Elasticsearch => "elasticsearch",
         }
     }
 }
@@ -53,6 +58,7 @@ pub struct LogsConfig {
     pub timeout_secs: u64,
     pub files: LogFilesConfig,
     pub loki: LokiConfig,
+    pub elasticsearch: ElasticsearchConfig,
 }
 
 impl Default for LogsConfig {
@@ -62,6 +68,7 @@ impl Default for LogsConfig {
             timeout_secs: 30,
             files: LogFilesConfig::default(),
             loki: LokiConfig::default(),
+            elasticsearch: ElasticsearchConfig::default(),
         }
     }
 }
@@ -141,6 +148,100 @@ impl Default for LokiConfig {
             username: None,
             password: None,
             tenant: None,
+        }
+    }
+}
+
+/// Elasticsearch 8 or OpenSearch 2 (`_search`). Credentials live here
+/// only (never in the environment) and are never shown.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ElasticsearchConfig {
+    /// e.g. `https://es:9200` (a path prefix is kept).
+    pub url: Option<String>,
+    /// The index pattern searched: `logs-*`, `filebeat-*,app-*`.
+    pub index: String,
+    /// A `date` (or `date_nanos`) field.
+    pub timestamp_field: String,
+    /// Fields naming the service, in order: a record's service is the
+    /// first it has; a service filter matches any of them (keyword
+    /// fields, compared ignoring case).
+    pub service_fields: Vec<String>,
+    /// Fields giving the level, in order (else the level is read from the
+    /// message).
+    pub level_fields: Vec<String>,
+    pub message_field: String,
+    /// Newest records read per query (the sample is chosen from them); at
+    /// most 10000, the default `index.max_result_window`.
+    pub max_lines: usize,
+    /// The window of a query that gives none.
+    pub default_window_hours: u32,
+    /// `Authorization: ApiKey …` (the base64 `encoded` form).
+    #[serde(skip_serializing)]
+    pub api_key: Option<String>,
+    pub username: Option<String>,
+    #[serde(skip_serializing)]
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for ElasticsearchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElasticsearchConfig")
+            .field("url", &self.url.as_deref().map(mask_url))
+            .field("index", &self.index)
+            .field("timestamp_field", &self.timestamp_field)
+            .field("service_fields", &self.service_fields)
+            .field("level_fields", &self.level_fields)
+            .field("message_field", &self.message_field)
+            .field("max_lines", &self.max_lines)
+            .field(
+                "credentials",
+                &(self.api_key.is_some() || self.password.is_some()),
+            )
+            .finish()
+    }
+}
+
+impl ElasticsearchConfig {
+    /// The index pattern goes into the request path: it must be names and
+    /// patterns Elasticsearch accepts (`logs-*`, `a,b`, `remote:logs-*`),
+    /// nothing that could change the path or the query.
+    pub fn check_index(&self) -> Result<(), String> {
+        let ix = self.index.trim();
+        let bad = |why: &str| Err(format!("index pattern {ix:?} {why}"));
+        if ix.is_empty() {
+            return bad("is empty");
+        }
+        if let Some(c) = ix
+            .chars()
+            .find(|c| c.is_whitespace() || c.is_control() || "\\/?\"<>|#&%".contains(*c))
+        {
+            return bad(&format!("contains {c:?}, which an index name cannot"));
+        }
+        if ix
+            .split(',')
+            .any(|part| part.is_empty() || part.starts_with('_'))
+        {
+            return bad("has an empty name or one starting with '_'");
+        }
+        Ok(())
+    }
+}
+
+impl Default for ElasticsearchConfig {
+    fn default() -> Self {
+        ElasticsearchConfig {
+            url: None,
+            index: "logs-*".into(),
+            timestamp_field: "@timestamp".into(),
+            service_fields: ["service.name", "service"].map(String::from).to_vec(),
+            level_fields: ["log.level", "level"].map(String::from).to_vec(),
+            message_field: "message".into(),
+            max_lines: 1000,
+            default_window_hours: 24,
+            api_key: None,
+            username: None,
+            password: None,
         }
     }
 }

@@ -457,6 +457,7 @@ mod tests {
             ToolSpec {
                 name: self.name.into(),
                 description: String::new(),
+                evidence_arrays: vec![],
                 parameters: json!({}),
             }
         }

@@ -50,6 +50,11 @@ impl ToolRegistry {
         self.tools.get(name).map(|(tool, _)| tool)
     }
 
+    /// The spec a tool was registered with.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.get(name).map(|(_, spec)| spec.as_ref())
+    }
+
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
     }
@@ -96,6 +101,7 @@ mod tests {
             ToolSpec {
                 name: self.0.into(),
                 description: self.1.into(),
+                evidence_arrays: vec![],
                 parameters: json!({"type": "object"}),
             }
         }

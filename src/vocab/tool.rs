@@ -107,6 +107,12 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// The arrays of its answer whose items are evidence (`logs` for
+    /// `$.logs[i]`): the Gatekeeper accepts a binding's raw_path only into
+    /// one of these (or `$.no_evidence`). Not shown to models: the
+    /// description says where the evidence is.
+    #[serde(default, skip_serializing)]
+    pub evidence_arrays: Vec<String>,
 }
 
 /// One recorded tool invocation of a run, as the Gatekeeper, the store and

@@ -241,6 +241,7 @@ impl Tool for Slow {
         ToolSpec {
             name: QUERY_METRICS.into(),
             description: String::new(),
+            evidence_arrays: vec![],
             parameters: json!({"type": "object"}),
         }
     }

@@ -46,6 +46,7 @@ pub fn spec(name: &str, params: &[&str]) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: name.into(),
+        evidence_arrays: vec![],
         parameters: json!({"type": "object", "properties": props}),
     }
 }

@@ -15,6 +15,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod aimock;
+mod es_fake;
 mod fake_llm;
 mod fault_proxy;
 #[path = "../helpers/mod.rs"]
@@ -29,6 +30,7 @@ mod server_support;
 
 mod cli;
 mod config;
+mod es_backend;
 mod faults;
 mod llm_quirks;
 mod loki_backend;
@@ -39,6 +41,7 @@ mod openai_provider;
 mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
+mod prometheus_series;
 mod report;
 mod server_api;
 mod server_process;

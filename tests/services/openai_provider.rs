@@ -35,6 +35,7 @@ fn metrics_spec() -> ToolSpec {
     ToolSpec {
         name: "query_metrics".into(),
         description: "Active alerts".into(),
+        evidence_arrays: vec![],
         parameters: json!({"type": "object", "properties": {
             "service": {"type": "string"}, "alertname": {"type": "string"}}}),
     }

@@ -60,8 +60,14 @@ async fn against_a_real_prometheus() {
         .await
         .unwrap();
     assert_eq!(out.evidence_status, EvidenceStatus::Supported);
-    assert_eq!(out.evidence_refs.len(), 1, "{:?}", out.evidence_refs);
-    let r = &out.evidence_refs[0];
+    // The alert, then the service's template values as series.
+    let alerts: Vec<_> = out
+        .evidence_refs
+        .iter()
+        .filter(|r| r.raw_path.starts_with("$.alerts["))
+        .collect();
+    assert_eq!(alerts.len(), 1, "{:?}", out.evidence_refs);
+    let r = alerts[0];
     assert_eq!(r.raw_path, "$.alerts[0]");
     for needle in [
         "alertname=HighCPUUsage",
@@ -79,7 +85,7 @@ async fn against_a_real_prometheus() {
     assert_eq!(out.body["alerts"][0]["labels"]["alertname"], "HighCPUUsage");
     assert_eq!(out.body["source"], "prometheus");
     // Instant values from the templated PromQL: the self-scrape carries the label.
-    let values = out.body["values"].as_array().unwrap();
+    let values = out.body["series"].as_array().unwrap();
     assert!(
         values
             .iter()
@@ -144,7 +150,7 @@ async fn against_a_real_prometheus() {
     let all = metrics.call(&args(json!({}))).await.unwrap();
     assert_eq!(all.evidence_refs.len(), 2);
     assert!(
-        all.body.get("values").is_none(),
+        all.body.get("series").is_none(),
         "no service, no instant query"
     );
 
@@ -191,7 +197,7 @@ async fn against_a_real_prometheus() {
     let why = kept.partial.as_deref().unwrap();
     assert!(why.contains("rejected the PromQL"), "{why}");
     assert!(why.contains("bad_data"), "{why}");
-    assert_eq!(kept.body["values_error"], why);
+    assert_eq!(kept.body["partial"], why);
 
     // A service name cannot inject PromQL: it stays inside the label string.
     let injected = metrics
@@ -199,7 +205,7 @@ async fn against_a_real_prometheus() {
         .await
         .unwrap();
     assert_eq!(injected.evidence_status, EvidenceStatus::NoEvidence);
-    assert_eq!(injected.body["values"], json!([]));
+    assert_eq!(injected.body["series"], json!([]));
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! Starts a real Prometheus (Debian package `prometheus`) on 127.0.0.1 with
-//! a temporary TSDB and a rule file whose alerts fire at once, waits until
-//! it is ready and the alert fires, and kills it on drop.
+//! a temporary TSDB and a rule file whose alerts fire at once (and a
+//! recorded p99 latency of 2.3 s for payment-service, evaluated before
+//! them), waits until it is ready and the alert fires, and kills it on
+//! drop.
 //!
 //! Without the binary the tests that need it are skipped with a note,
 //! except under CI, where a missing binary is a failure
@@ -15,6 +17,10 @@ pub const RULES: &str = r#"groups:
   - name: diagraph-test
     interval: 1s
     rules:
+      - record: service:http_request_duration_seconds:p99
+        expr: vector(2.3)
+        labels:
+          service: payment-service
       - alert: HighCPUUsage
         expr: vector(92)
         for: 0s

@@ -32,23 +32,44 @@ use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-static RAW_PATH_SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"^\$\.(alerts|logs|evidence_blocks|items)\[(0|[1-9][0-9]{0,8})\]$").ok()
-});
+static RAW_PATH_SHAPE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\$\.([a-z_][a-z0-9_]*)\[(0|[1-9][0-9]{0,8})\]$").ok());
 
-/// Whether `path` points at a whole array item or at `$.no_evidence`.
-pub fn raw_path_shape_ok(path: &str) -> bool {
-    path == NO_EVIDENCE_PATH || RAW_PATH_SHAPE.as_ref().is_some_and(|re| re.is_match(path))
+/// The array `path` names when it points at one whole item (`$.logs[3]`
+/// -> `logs`); `None` for a field sub-path or anything else.
+pub fn raw_path_array(path: &str) -> Option<&str> {
+    let re = RAW_PATH_SHAPE.as_ref()?;
+    re.captures(path)?.get(1).map(|m| m.as_str())
 }
 
-/// Checks every binding of `output` against `invocations` (this run's only).
+/// Whether `path` points at a whole item of one of `arrays` (the evidence
+/// arrays a tool's spec declares) or at `$.no_evidence`.
+pub fn raw_path_shape_ok(path: &str, arrays: &[String]) -> bool {
+    path == NO_EVIDENCE_PATH || raw_path_array(path).is_some_and(|a| arrays.iter().any(|d| d == a))
+}
+
+/// Checks every binding of `output` against `invocations` (this run's
+/// only). A raw_path may point into any array; [`check_with_tools`] holds
+/// each to the arrays its tool declares.
 pub fn check<I: Borrow<ToolInvocation>>(
     output: &ExecutorEvidence,
     invocations: &[I],
     rules: &GatekeeperRules,
 ) -> GatekeeperResult {
+    check_with_tools(output, invocations, rules, None)
+}
+
+/// [`check`], with each binding's raw_path held to the evidence arrays
+/// its tool's registered spec declares.
+pub fn check_with_tools<I: Borrow<ToolInvocation>>(
+    output: &ExecutorEvidence,
+    invocations: &[I],
+    rules: &GatekeeperRules,
+    tools: Option<&crate::tools::ToolRegistry>,
+) -> GatekeeperResult {
     let invocations: Vec<&ToolInvocation> = invocations.iter().map(Borrow::borrow).collect();
     let mut run = Checker::new(&invocations, rules);
+    run.tools = tools;
     if output.answer_version != EXECUTOR_ANSWER_VERSION {
         let detail = format!(
             "answer_version is {}, expected {EXECUTOR_ANSWER_VERSION}",
@@ -88,6 +109,8 @@ struct Checker<'a> {
     by_id: HashMap<i64, usize>,
     resolved: Resolved,
     rules: &'a GatekeeperRules,
+    /// The registered tools, whose specs declare their evidence arrays.
+    tools: Option<&'a crate::tools::ToolRegistry>,
     /// Normalised ref texts, filled on first use: (invocation index, ref index).
     ref_cache: HashMap<(usize, usize), FactText>,
     severity: Severity,
@@ -115,6 +138,7 @@ impl<'a> Checker<'a> {
             by_id,
             resolved,
             rules,
+            tools: None,
             ref_cache: HashMap::new(),
             severity: Severity::None,
             failed_rules: Vec::new(),
@@ -439,9 +463,28 @@ impl<'a> Checker<'a> {
                 }
             };
         };
-        if !raw_path_shape_ok(path) {
+        // The arrays the tool declares; a tool not registered here (or
+        // declaring none) is held to the shape only.
+        let declared = self
+            .tools
+            .and_then(|t| t.spec(&invocation.tool_name))
+            .map(|s| s.evidence_arrays.clone())
+            .filter(|a| !a.is_empty());
+        let shape_ok = match &declared {
+            Some(arrays) => raw_path_shape_ok(path, arrays),
+            None => path == NO_EVIDENCE_PATH || raw_path_array(path).is_some(),
+        };
+        if !shape_ok {
+            let arrays = match &declared {
+                Some(a) => a
+                    .iter()
+                    .map(|a| format!("$.{a}[i]"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => "$.<array>[i]".into(),
+            };
             let detail = format!(
-                "raw_path {} must be $.alerts[i], $.logs[i], $.evidence_blocks[i] or $.no_evidence (no field sub-paths)",
+                "raw_path {} must be {arrays} or $.no_evidence (no field sub-paths)",
                 quote(path)
             );
             eval.fail_essential(&self.resolved, RuleId::RawPathShape, detail);

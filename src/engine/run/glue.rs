@@ -24,11 +24,14 @@ fn injected_result(value: &Value) -> Option<GatekeeperResult> {
 }
 
 pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
-    let raw = ctx
-        .state
-        .executor_output
-        .as_ref()
-        .map(|out| gatekeeper::check(out, &ctx.state.invocations, &ctx.engine.rules));
+    let raw = ctx.state.executor_output.as_ref().map(|out| {
+        gatekeeper::check_with_tools(
+            out,
+            &ctx.state.invocations,
+            &ctx.engine.rules,
+            Some(&ctx.engine.tools),
+        )
+    });
     let checked = match &ctx.faults.gatekeeper_result {
         Some(injected) => injected_result(injected),
         None => raw,

@@ -191,6 +191,9 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
             }
             let item = array_item(body, raw_path);
             match tool.as_str() {
+                // Metric series ($.series[i]) are not alerts; this model
+                // does not reason about values, so it leaves them out.
+                QUERY_METRICS if !raw_path.starts_with("$.alerts[") => {}
                 QUERY_METRICS => c.alerts.push(alert_item(src, item)),
                 QUERY_LOGS => c.logs.push(log_item(src, item, &args)),
                 LOOKUP_KNOWLEDGE => c.knowledge.push(knowledge_item(&src, item)),
@@ -451,5 +454,19 @@ mod tests {
         assert_eq!(c.logs.len(), 1);
         assert_eq!(c.logs[0].template, "pool timeout after *ms");
         assert_eq!(c.logs[0].ts, "2026-07-08T23:05:28Z");
+    }
+
+    #[test]
+    fn metric_series_are_not_taken_for_alerts() {
+        let r = json!({"invocation_id": 1, "tool": "query_metrics", "arguments": {"service": "payment-service"},
+            "evidence_status": "supported",
+            "evidence_refs": [
+                {"raw_path": "$.alerts[0]", "text": "alertname=HighCPUUsage service=payment-service state=firing value=92"},
+                {"raw_path": "$.series[0]", "text": "metric=up service=payment-service at=2026-07-08T22:40:00Z value=1"}],
+            "result": {"alerts": [{"labels": {"alertname": "HighCPUUsage"}}],
+                "series": [{"metric": {"__name__": "up"}, "value": 1.0}]}});
+        let c = collect(&[r], &BTreeSet::new());
+        assert_eq!(c.alerts.len(), 1);
+        assert_eq!(c.alerts[0].alertname, "HighCPUUsage");
     }
 }

@@ -318,6 +318,7 @@ mod tests {
                 vec![std::sync::Arc::new(ToolSpec {
                     name: "query_logs".into(),
                     description: "logs".into(),
+                    evidence_arrays: vec![],
                     parameters: json!({"type": "object", "properties": {"service": {"type": "string"}}}),
                 })]
             } else {

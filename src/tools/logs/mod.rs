@@ -175,6 +175,7 @@ pub fn query_logs_spec() -> ToolSpec {
     ToolSpec {
         name: QUERY_LOGS.into(),
         description: "Log lines of the environment. Filter by service, level (ERROR, WARN, INFO...), keyword (case-insensitive; several words must all match) and time (since/until RFC 3339, or window_minutes before now). Returns up to `limit` matching lines in time order (the newest line of each kind first, then the newest), with exact counts over all matches: total, first_ts, last_ts, and for a line that stands for more, how many lines like it matched and when.".into(),
+        evidence_arrays: vec!["logs".into()],
         parameters: json!({
             "type": "object",
             "properties": {

@@ -196,6 +196,7 @@ impl Tool for McpTool {
         ToolSpec {
             name: self.exposed.clone(),
             description: self.description.clone(),
+            evidence_arrays: vec!["items".into()],
             parameters: self.schema.clone(),
         }
     }

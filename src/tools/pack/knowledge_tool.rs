@@ -41,6 +41,7 @@ impl Tool for LookupKnowledge {
         ToolSpec {
             name: LOOKUP_KNOWLEDGE.into(),
             description: "Search the runbooks and docs (BM25, English and Chinese). Returns matching sections with source, breadcrumb and domain.".into(),
+            evidence_arrays: vec!["evidence_blocks".into()],
             parameters: json!({
                 "type": "object",
                 "properties": {

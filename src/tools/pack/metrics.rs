@@ -113,6 +113,7 @@ impl Tool for QueryMetrics {
         ToolSpec {
             name: QUERY_METRICS.into(),
             description: "Alerts of the environment (Prometheus alerts): alertname, service, severity, state, value, since when. Filter by service, alertname and state.".into(),
+            evidence_arrays: vec!["alerts".into()],
             parameters: json!({
                 "type": "object",
                 "properties": {

@@ -21,6 +21,7 @@ impl Tool for ReadSkill {
         ToolSpec {
             name: READ_SKILL.into(),
             description: "Read the procedure of a diagnosis skill from the catalog. Guidance only, not evidence.".into(),
+            evidence_arrays: vec![],
             parameters: json!({
                 "type": "object",
                 "properties": {"name": {"type": "string", "enum": names}},

@@ -53,12 +53,21 @@ impl Client {
         &self.shown
     }
 
-    /// GET `{base}{path}` with optional `query=` (PromQL), URL-encoded.
-    pub async fn get(&self, path: &str, promql: Option<&str>) -> Result<Answer, ToolError> {
+    /// GET `{base}{path}` with optional `query=` (PromQL) and further
+    /// parameters, URL-encoded.
+    pub async fn get(
+        &self,
+        path: &str,
+        promql: Option<&str>,
+        params: &[(&str, String)],
+    ) -> Result<Answer, ToolError> {
         let mut url = reqwest::Url::parse(&format!("{}{path}", self.base))
             .map_err(|e| ToolError::Unavailable(format!("bad Prometheus URL: {e}")))?;
         if let Some(q) = promql {
             url.query_pairs_mut().append_pair("query", q);
+        }
+        for (k, v) in params {
+            url.query_pairs_mut().append_pair(k, v);
         }
         let transport = |e: reqwest::Error| self.transport_error(&e);
         let mut resp = self

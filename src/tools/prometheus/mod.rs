@@ -1,21 +1,26 @@
-//! `query_metrics` over the Prometheus HTTP API, for teams that point
-//! diagraph at their own Prometheus instead of a pack's `alerts.json`.
+//! `query_metrics` over the Prometheus HTTP API (or anything that speaks
+//! it: VictoriaMetrics, Thanos, Mimir), for teams that point diagraph at
+//! their own Prometheus instead of a pack's `alerts.json`.
 //!
 //! Active alerts come from `/api/v1/alerts` and are filtered here by
 //! service (the configured label, else the pack backend's precedence
 //! `service`, `job`, `app`, `instance`), alert name and state; each becomes
 //! a `$.alerts[i]` ref whose code-made text has the pack backend's keys and
-//! order, so the Gatekeeper and the offline model treat both alike. When a service is named, its instant values come
-//! from `/api/v1/query` with a PromQL built from a configurable template;
-//! they go into the body as `values` (context for the model) but carry no
-//! refs, so a claim must still stand on an alert. A failed value query
-//! keeps the alerts already read: the invocation is partial and says why.
-//! Every failure of the alerts query (refused connection, timeout,
-//! non-success status, a body that is not the API's) is a [`ToolError`]
-//! whose message the Executor sees as the failed result.
+//! order, so the Gatekeeper and the offline model treat both alike.
+//!
+//! Metric values are evidence too: the model's `promql` (else, when a
+//! service is named, the configured template for it) is evaluated as an
+//! instant query, or as a range query over `window_minutes` or
+//! since/until; each series becomes a `$.series[i]` ref stating its
+//! metric, labels, window, min / max / last and unit ([`series`]). Both
+//! requests run at once and stand on their own: when one fails, the other
+//! still answers and the invocation is partial and says why. The call
+//! fails (with the reason the Executor sees) only when nothing could be
+//! read, or nothing was found and a part could not be read.
 
 mod client;
 mod refs;
+pub mod series;
 
 pub use refs::{alert_service, alert_text, escape_label_value, render_promql};
 
@@ -23,8 +28,9 @@ use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend, MetricsConf
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec, summarize_args};
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
+use series::Window;
 use std::time::Duration;
 
 /// At most this many alerts (and refs) go into the body.
@@ -95,7 +101,14 @@ struct Query {
     service: Option<String>,
     alertname: Option<String>,
     state: String,
+    promql: Option<String>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    window_minutes: Option<u64>,
+    step_seconds: Option<u64>,
 }
+
+const ARGS: &str = "service, alertname, state, promql, window_minutes, since, until, step_seconds";
 
 fn parse_args(args: &Map<String, Value>) -> Result<Query, ToolError> {
     let mut q = Query {
@@ -103,21 +116,65 @@ fn parse_args(args: &Map<String, Value>) -> Result<Query, ToolError> {
         ..Default::default()
     };
     for (k, v) in args {
+        let bad = |want: &str| {
+            ToolError::InvalidArguments(format!(
+                "`{k}` must be {want}, got {}",
+                crate::text::clean(&v.to_string(), 80)
+            ))
+        };
+        let number = || match v {
+            Value::Null => Ok(None),
+            Value::Number(n) => n
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(Some)
+                .ok_or_else(|| bad("a whole number above 0")),
+            Value::String(s) => s
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .map(Some)
+                .ok_or_else(|| bad("a whole number above 0")),
+            _ => Err(bad("a whole number above 0")),
+        };
+        match k.as_str() {
+            "window_minutes" => {
+                q.window_minutes = number()?.map(|m| m.min(366 * 24 * 60));
+                continue;
+            }
+            "step_seconds" => {
+                q.step_seconds = number()?;
+                continue;
+            }
+            _ => {}
+        }
         let text = match v {
             Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
             Value::Null => None,
-            other => {
-                return Err(ToolError::InvalidArguments(format!(
-                    "`{k}` must be a string, got {other}"
-                )));
-            }
+            _ => return Err(bad("a string")),
         };
-        if text.as_deref().is_some_and(|t| t.chars().count() > 200) {
+        let max = if k == "promql" { 2000 } else { 200 };
+        if text.as_deref().is_some_and(|t| t.chars().count() > max) {
             return Err(ToolError::InvalidArguments(format!("`{k}` is too long")));
         }
+        let time = |t: Option<String>| {
+            t.map(|t| {
+                crate::tools::pack::text::parse_time(&t).ok_or_else(|| {
+                    ToolError::InvalidArguments(format!(
+                        "`{k}` is not an RFC 3339 time: {}",
+                        crate::text::clean(&t, 60)
+                    ))
+                })
+            })
+            .transpose()
+        };
         match k.as_str() {
             "service" => q.service = text,
             "alertname" => q.alertname = text,
+            "promql" => q.promql = text,
+            "since" => q.since = time(text)?,
+            "until" => q.until = time(text)?,
             "state" => {
                 let s = text.unwrap_or_else(|| "any".into()).to_ascii_lowercase();
                 if !STATES.contains(&s.as_str()) {
@@ -130,12 +187,42 @@ fn parse_args(args: &Map<String, Value>) -> Result<Query, ToolError> {
             }
             other => {
                 return Err(ToolError::InvalidArguments(format!(
-                    "unknown argument `{other}`; query_metrics accepts service, alertname, state"
+                    "unknown argument `{other}`; query_metrics accepts {ARGS}"
                 )));
             }
         }
     }
+    if q.window_minutes.is_some() && (q.since.is_some() || q.until.is_some()) {
+        return Err(ToolError::InvalidArguments(
+            "give either window_minutes or since/until, not both".into(),
+        ));
+    }
+    if let (Some(s), Some(u)) = (q.since, q.until)
+        && s >= u
+    {
+        return Err(ToolError::InvalidArguments(
+            "'since' is not before 'until'".into(),
+        ));
+    }
     Ok(q)
+}
+
+impl Query {
+    /// An instant at `now`, or the range asked for.
+    fn window(&self, now: DateTime<Utc>) -> Window {
+        if let Some(m) = self.window_minutes {
+            let m = i64::try_from(m).unwrap_or(i64::MAX);
+            return Window::range(now - chrono::Duration::minutes(m), now, self.step_seconds);
+        }
+        match (self.since, self.until) {
+            (None, None) => Window::Instant(now),
+            (s, u) => {
+                let until = u.unwrap_or(now);
+                let since = s.unwrap_or(until - chrono::Duration::hours(1));
+                Window::range(since, until, self.step_seconds)
+            }
+        }
+    }
 }
 
 impl PrometheusMetrics {
@@ -163,29 +250,32 @@ impl PrometheusMetrics {
             && (q.state == "any" || state.eq_ignore_ascii_case(&q.state))
     }
 
-    async fn instant_values(&self, service: &str) -> Result<(String, Vec<Value>, bool), ToolError> {
-        let promql = render_promql(&self.cfg.promql_template, service);
-        let answer = self.client.get("/api/v1/query", Some(&promql)).await?;
-        let result = answer
-            .data
-            .get("result")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let truncated = result.len() > MAX_VALUES;
-        let values = result
-            .into_iter()
+    /// The values query of this call, if any: the model's PromQL, else
+    /// the template for the named service.
+    fn values_query(&self, q: &Query) -> Option<String> {
+        q.promql.clone().or_else(|| {
+            let t = self.cfg.promql_template.trim();
+            let service = q.service.as_deref()?;
+            (!t.is_empty()).then(|| render_promql(t, service))
+        })
+    }
+
+    /// The series of `promql` over `window`, as refs and body items.
+    async fn series(
+        &self,
+        promql: &str,
+        window: &Window,
+    ) -> Result<(Vec<(String, Value)>, usize), ToolError> {
+        let (path, params) = window.request();
+        let answer = self.client.get(path, Some(promql), &params).await?;
+        let all = series::parse(&answer.data)?;
+        let matched = all.len();
+        let items = all
+            .iter()
             .take(MAX_VALUES)
-            .map(|series| {
-                let sample = series.get("value").and_then(Value::as_array);
-                json!({
-                    "metric": series.get("metric").cloned().unwrap_or(Value::Null),
-                    "value": sample.and_then(|s| s.get(1)).cloned().unwrap_or(Value::Null),
-                    "timestamp": sample.and_then(|s| s.first()).cloned().unwrap_or(Value::Null),
-                })
-            })
+            .map(|s| series::evidence(s, promql, window))
             .collect();
-        Ok((promql, values, truncated))
+        Ok((items, matched))
     }
 }
 
@@ -193,8 +283,11 @@ pub fn query_metrics_spec() -> ToolSpec {
     ToolSpec {
         name: QUERY_METRICS.into(),
         description: "Active alerts (Prometheus /api/v1/alerts), optionally for one service, \
-                      alert name or state. Each alert is evidence at $.alerts[i]; with a service, \
-                      the body also has its current metric values."
+                      alert name or state; each alert is evidence at $.alerts[i]. Metric values: \
+                      `promql` (any PromQL expression; else, with a service, its default metrics) \
+                      evaluated now, or over `window_minutes` before now or since/until (RFC 3339) \
+                      with an optional `step_seconds`. Each series is evidence at $.series[i], \
+                      stating its metric, labels, window, min/max/last and unit."
             .into(),
         parameters: json!({
             "type": "object",
@@ -202,10 +295,16 @@ pub fn query_metrics_spec() -> ToolSpec {
                 "service": {"type": "string", "description": "Service name, e.g. payment-service"},
                 "alertname": {"type": "string", "description": "Exact alert name, e.g. HighCPUUsage"},
                 "state": {"type": "string", "enum": STATES,
-                          "description": "Alert state to keep (default any)"}
+                          "description": "Alert state to keep (default any)"},
+                "promql": {"type": "string", "description": "PromQL, e.g. histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service=\"payment-service\"}[5m])))"},
+                "window_minutes": {"type": "integer", "minimum": 1, "description": "A range query over this many minutes before now"},
+                "since": {"type": "string", "description": "RFC 3339; a range query from here"},
+                "until": {"type": "string", "description": "RFC 3339; a range query until here (default now)"},
+                "step_seconds": {"type": "integer", "minimum": 1, "description": "Resolution of a range query (default: about 60 points)"}
             },
             "additionalProperties": false
         }),
+        evidence_arrays: vec!["alerts".into(), "series".into()],
     }
 }
 
@@ -219,64 +318,127 @@ impl Tool for PrometheusMetrics {
         format!("prometheus:{}", self.client.shown_url())
     }
 
-    /// Two requests (alerts, then values) each bounded by the configured
-    /// timeout, plus a margin for the work between them.
+    /// Two requests (alerts and values, at the same time) each bounded by
+    /// the configured timeout, plus a margin for the work around them.
     fn timeout(&self) -> Option<Duration> {
         Some(self.cfg.timeout * 2 + Duration::from_secs(1))
     }
 
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
         let q = parse_args(args)?;
-        let answer = self.client.get("/api/v1/alerts", None).await?;
-        let Some(all) = answer.data.get("alerts").and_then(Value::as_array) else {
-            return Err(ToolError::Backend(
-                "Prometheus /api/v1/alerts answered without data.alerts".into(),
+        let window = q.window(Utc::now());
+        let promql = self.values_query(&q);
+        let values = async {
+            match &promql {
+                Some(p) => Some(self.series(p, &window).await),
+                None => None,
+            }
+        };
+        let (alerts_answer, values) =
+            tokio::join!(self.client.get("/api/v1/alerts", None, &[]), values);
+        // Alerts and values stand on their own: one failing keeps the
+        // other, and the invocation says what is missing. Only when
+        // nothing could be read (or nothing was found and something could
+        // not be read) does the call fail.
+        let alerts = alerts_answer.and_then(|answer| {
+            let all = answer
+                .data
+                .get("alerts")
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    ToolError::Backend(
+                        "Prometheus /api/v1/alerts answered without data.alerts".into(),
+                    )
+                })?;
+            let now = answer.server_time.unwrap_or_else(Utc::now);
+            let matched: Vec<&Map<String, Value>> = all
+                .iter()
+                .filter_map(Value::as_object)
+                .filter(|a| self.matches(a, &q))
+                .collect();
+            let total = matched.len();
+            let listed: Vec<(Value, String)> = matched
+                .into_iter()
+                .take(MAX_ALERTS)
+                .map(|a| {
+                    (
+                        Value::Object(a.clone()),
+                        alert_text(a, &self.cfg.service_label, now),
+                    )
+                })
+                .collect();
+            Ok((listed, total))
+        });
+        let mut missing: Vec<String> = Vec::new();
+        let mut alerts_error = None;
+        let (alerts, alerts_total) = match alerts {
+            Ok(a) => a,
+            Err(e) => match &values {
+                Some(Ok(_)) => {
+                    missing.push(format!(
+                        "the alerts could not be read ({e}); the metric values were"
+                    ));
+                    alerts_error = Some(e);
+                    (Vec::new(), 0)
+                }
+                _ => return Err(e),
+            },
+        };
+        let (series, series_total, values_error) = match values {
+            None => (Vec::new(), 0, None),
+            Some(Ok((s, n))) => (s, n, None),
+            Some(Err(e)) => {
+                missing.push(format!(
+                    "the metric values could not be read ({e}); the alerts were"
+                ));
+                (Vec::new(), 0, Some(e))
+            }
+        };
+        if alerts_total > alerts.len() {
+            missing.push(format!(
+                "{alerts_total} alerts matched; only the first {} are listed as evidence",
+                alerts.len()
             ));
-        };
-        let mut alerts: Vec<&Map<String, Value>> = all
-            .iter()
-            .filter_map(Value::as_object)
-            .filter(|a| self.matches(a, &q))
-            .collect();
-        // A storm of alerts would drown the model; the total stays honest.
-        let matched = alerts.len();
-        alerts.truncate(MAX_ALERTS);
-        // The values are context, not evidence: when they fail, the alerts
-        // already read still answer, and the invocation says what is missing.
-        let values = match (&q.service, self.cfg.promql_template.trim().is_empty()) {
-            (Some(service), false) => Some(self.instant_values(service).await),
-            _ => None,
-        };
-        let values_error = match &values {
-            Some(Err(e)) => Some(format!(
-                "the metric values for this service could not be read ({e}); the alerts were"
-            )),
-            _ => None,
-        };
-        let now = answer.server_time.unwrap_or_else(Utc::now);
-        let mut output = if alerts.is_empty() {
+        }
+        if series_total > series.len() {
+            missing.push(format!(
+                "{series_total} series matched; only the first {} are listed as evidence",
+                series.len()
+            ));
+        }
+        let partial = (!missing.is_empty()).then(|| missing.join("; "));
+        let mut output = if alerts.is_empty() && series.is_empty() {
+            if let Some(e) = values_error.or(alerts_error) {
+                return Err(e);
+            }
+            let what = if promql.is_some() {
+                "no active alert and no series matching this query"
+            } else {
+                "no active alert matching this query"
+            };
             ToolOutput::no_evidence(
                 QUERY_METRICS,
                 &summarize_args(&Value::Object(args.clone())),
-                &format!(
-                    "Prometheus at {} reports no active alert matching this query",
-                    self.client.shown_url()
-                ),
+                &format!("Prometheus at {} reports {what}", self.client.shown_url()),
             )
         } else {
             let refs = alerts
                 .iter()
                 .enumerate()
-                .map(|(i, a)| EvidenceRef {
+                .map(|(i, (_, text))| EvidenceRef {
                     raw_path: format!("$.alerts[{i}]"),
-                    text: alert_text(a, &self.cfg.service_label, now),
+                    text: text.clone(),
                 })
+                .chain(series.iter().enumerate().map(|(i, (text, _))| EvidenceRef {
+                    raw_path: format!("$.series[{i}]"),
+                    text: text.clone(),
+                }))
                 .collect();
             ToolOutput {
                 body: json!({
-                    "alerts": alerts,
-                    "total": matched,
-                    "truncated": matched > alerts.len(),
+                    "alerts": alerts.iter().map(|a| a.0.clone()).collect::<Vec<_>>(),
+                    "total": alerts_total,
+                    "truncated": alerts_total > alerts.len(),
                 }),
                 evidence_status: EvidenceStatus::Supported,
                 evidence_refs: refs,
@@ -286,27 +448,19 @@ impl Tool for PrometheusMetrics {
         };
         if let Value::Object(body) = &mut output.body {
             body.insert("source".into(), json!("prometheus"));
-            if let Some(Ok((promql, values, truncated))) = values {
-                body.insert("promql".into(), json!(promql));
-                body.insert("values".into(), Value::Array(values));
-                if truncated {
-                    body.insert("values_truncated".into(), json!(true));
-                }
+            if let Some(p) = &promql {
+                body.insert("promql".into(), json!(p));
+                body.insert(
+                    "series".into(),
+                    Value::Array(series.iter().map(|s| s.1.clone()).collect()),
+                );
+                body.insert("series_total".into(), json!(series_total));
             }
-            if let Some(why) = &values_error {
-                body.insert("values_error".into(), json!(why));
+            if let Some(why) = &partial {
+                body.insert("partial".into(), json!(why));
             }
         }
-        let listed = (matched > alerts.len()).then(|| {
-            format!(
-                "{matched} alerts matched; only the first {} are listed as evidence",
-                alerts.len()
-            )
-        });
-        output.partial = match (listed, values_error) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
+        output.partial = partial;
         Ok(output)
     }
 }
@@ -328,11 +482,42 @@ mod tests {
         .unwrap();
         assert_eq!(q.service.as_deref(), Some("payment-service"));
         assert_eq!(q.state, "firing");
+        let now = DateTime::parse_from_rfc3339("2026-07-08T23:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let q = parse_args(&args(json!({"promql": "up", "window_minutes": "30"}))).unwrap();
+        assert_eq!(
+            q.window(now),
+            Window::Range {
+                start: now - chrono::Duration::minutes(30),
+                end: now,
+                step_secs: 30
+            }
+        );
+        let q = parse_args(&args(
+            json!({"since": "2026-07-08T22:00:00Z", "step_seconds": 10}),
+        ))
+        .unwrap();
+        let Window::Range { step_secs, .. } = q.window(now) else {
+            panic!("a range")
+        };
+        assert_eq!(step_secs, 10);
+        assert_eq!(
+            parse_args(&args(json!({}))).unwrap().window(now),
+            Window::Instant(now)
+        );
         for bad in [
             json!({"service": 3}),
             json!({"state": "on fire"}),
             json!({"window": "5m"}),
             json!({"alertname": "x".repeat(300)}),
+            json!({"window_minutes": 0}),
+            json!({"window_minutes": "soon"}),
+            json!({"step_seconds": -5}),
+            json!({"since": "yesterday"}),
+            json!({"window_minutes": 5, "since": "2026-07-08T22:00:00Z"}),
+            json!({"since": "2026-07-08T23:00:00Z", "until": "2026-07-08T22:00:00Z"}),
+            json!({"promql": 1}),
         ] {
             assert!(
                 matches!(

@@ -288,15 +288,21 @@ fn error_lines_quote_untrusted_text_short_and_clean() {
 
 #[test]
 fn raw_path_shapes() {
+    let arrays: Vec<String> = ["alerts", "logs", "evidence_blocks", "items", "series"]
+        .map(String::from)
+        .to_vec();
     for ok in [
         "$.alerts[0]",
         "$.logs[12]",
         "$.evidence_blocks[3]",
         "$.items[7]",
+        "$.series[2]",
         "$.no_evidence",
     ] {
-        assert!(raw_path_shape_ok(ok), "{ok}");
+        assert!(raw_path_shape_ok(ok, &arrays), "{ok}");
     }
+    assert_eq!(raw_path_array("$.series[4]"), Some("series"));
+    assert!(!raw_path_shape_ok("$.logs[0]", &["alerts".to_string()]));
     for bad in [
         "$.alerts[0].state",
         "$.logs[0].message",
@@ -309,7 +315,7 @@ fn raw_path_shapes() {
         "$.logs[0] x",
         "",
     ] {
-        assert!(!raw_path_shape_ok(bad), "{bad}");
+        assert!(!raw_path_shape_ok(bad, &arrays), "{bad}");
     }
 }
 
