@@ -133,10 +133,10 @@ impl Setup {
 
         // The configured MCP servers' tools sit next to the built-in ones,
         // permitted like them.
+        // Started once here and shared by every run of this process; a
+        // server that did not start is an unavailable source of each run.
         let mcp = Arc::new(McpServers::start(&config.mcp).await);
-        for tool in &mcp.tools {
-            tools.register(tool.clone());
-        }
+        mcp.register(&mut tools);
         let mut run_config = engine_config(config);
         run_config.tool_permissions.extend(mcp.tool_names());
         let mcp_warnings = mcp.warnings();
@@ -195,9 +195,7 @@ impl Setup {
         let pack = Arc::new(Pack::load(dir)?);
         self.store.sync_knowledge(&pack).await?;
         let mut tools = registry(config, Some(&pack))?;
-        for tool in &self.mcp.tools {
-            tools.register(tool.clone());
-        }
+        self.mcp.register(&mut tools);
         // This pack's own domains: the store's table holds every pack's.
         Ok(Engine {
             tools: Arc::new(tools),

@@ -122,7 +122,10 @@ pub(super) fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String
         out.push_str(&format!("\n[mcp.servers.{}]\n", toml_key(name)));
         if let Some(command) = &server.command {
             out.push_str(&format!("command = {}\n", q(command)));
-            let args: Vec<String> = server.args.iter().map(|a| q(a)).collect();
+            let args: Vec<String> = super::mcp::masked_args(&server.args)
+                .iter()
+                .map(|a| q(a))
+                .collect();
             out.push_str(&format!("args = [{}]\n", args.join(", ")));
         }
         if let Some(url) = &server.url {

@@ -13,6 +13,7 @@
 //! which source could not be checked and why.
 
 use crate::text::{json_kind, one_line, truncate_bytes, truncate_middle};
+use crate::tools::registry::UnavailableSource;
 use crate::tools::{ToolError, ToolRegistry};
 use crate::vocab::record::{RecordError, Recorder};
 use crate::vocab::run::FailureClass;
@@ -188,6 +189,25 @@ impl ToolInvoker {
             }
         };
         self.record(name, draft, step_id, seq, started, None).await
+    }
+
+    /// Records a source that could not be set up (an MCP server that did
+    /// not start) as one failed invocation of this run, so the run names
+    /// it among what it could not check. Its tools were never offered, so
+    /// no step asked for it.
+    pub async fn record_unavailable(
+        &mut self,
+        source: &UnavailableSource,
+        seq: u32,
+    ) -> Result<Invoked, RecordError> {
+        let draft = failed(
+            Value::Object(Map::new()),
+            source.error.class(),
+            source.error.to_string(),
+        )
+        .answered_by(source.backend.clone());
+        self.record(&source.tool, draft, None, seq, Instant::now(), None)
+            .await
     }
 
     async fn record(

@@ -91,7 +91,8 @@ pub struct Engine {
 impl Engine {
     /// This engine with `pack` serving the tools a pack serves: its tools
     /// replace this engine's pack tools, a live backend (a tool without a
-    /// pack) keeps serving its tool, and the catalog is the pack's.
+    /// pack) keeps serving its tool, a source that could not be set up
+    /// stays unavailable, and the catalog is the pack's.
     pub fn on_pack(&self, pack: Arc<crate::tools::pack::Pack>) -> Engine {
         let catalog = pack.catalog();
         let mut registry = ToolRegistry::new();
@@ -102,6 +103,9 @@ impl Engine {
             if let Some(tool) = self.tools.get(name).filter(|t| t.pack().is_none()) {
                 registry.register(Arc::clone(tool));
             }
+        }
+        for source in self.tools.unavailable() {
+            registry.register_unavailable(source.clone());
         }
         Engine {
             tools: Arc::new(registry),

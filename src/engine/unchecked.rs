@@ -94,7 +94,9 @@ pub fn unread_planned_tools(
     let mut by_tool: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for inv in invocations {
         let d = &inv.retrieval_details;
-        if d.blocked {
+        // Blocked: the tool was never asked. No step: a source that could
+        // not be set up, whose tools the plan could not name.
+        if d.blocked || inv.step_id.is_none() {
             continue;
         }
         let entry = by_tool.entry(inv.tool_name.as_str()).or_default();
@@ -211,6 +213,7 @@ mod tests {
     ) -> Arc<ToolInvocation> {
         let mut i = ToolInvocation::placeholder(1, 1);
         i.id = id;
+        i.step_id = Some(10);
         i.tool_name = tool.into();
         i.retrieval_details = RetrievalDetails {
             source: SourceOutcome {
@@ -247,6 +250,13 @@ mod tests {
             unread_planned_tools(&BTreeSet::new(), &invs),
             ["query_metrics"]
         );
+        // A source that could not be set up was asked by no step: the plan
+        // could not name its tools, so it does not cap the run.
+        let mut unavailable = (*inv(5, "k8s__*", EvidenceStatus::Failed, refused)).clone();
+        unavailable.step_id = None;
+        let invs = vec![Arc::new(unavailable)];
+        assert!(unread_planned_tools(&BTreeSet::new(), &invs).is_empty());
+        assert!(section(Lang::En, &[], &invs).unwrap().contains("k8s__*"));
     }
 
     #[test]

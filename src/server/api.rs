@@ -7,6 +7,7 @@
 
 use super::events::{self, StreamItem};
 use super::live::{LiveRuns, RunResult, StartError};
+use super::mcp;
 use crate::engine::case::case_from_evaluation;
 use crate::store::{RunQuery, Store, StoreError};
 use crate::text::error_line;
@@ -57,6 +58,7 @@ pub fn router(state: Arc<ApiState>, max_body_bytes: usize) -> Router {
         .route("/api/runs/{id}/events", get(run_events))
         .route("/api/runs/{id}/cancel", post(cancel))
         .route("/api/runs/{id}/feedback", post(feedback))
+        .route_service(mcp::http::PATH, mcp::http::service(&state))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .route("/healthz", get(healthz))

@@ -5,7 +5,8 @@
 //! - [`api`]: routes, errors, the token check (`POST /api/chat`,
 //!   `GET /api/runs`, `GET /api/runs/{id}/trace`, `GET /api/runs/{id}/events`,
 //!   `POST /api/runs/{id}/cancel`, `POST /api/runs/{id}/feedback`,
-//!   `GET /healthz`).
+//!   `GET /healthz`), and `/mcp`, the tools of [`mcp`] over streamable
+//!   HTTP (`mcp::http`), behind the same token.
 //! - [`live`]: the runs this process executes and the concurrent-run limit.
 //! - [`events`]: one event stream per run, live, tailed from the database
 //!   (a run of another process) or replayed from the journal.

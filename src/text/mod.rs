@@ -24,7 +24,7 @@ mod url;
 
 pub use sanitize::{ESC_SYMBOL, sanitize_line, sanitize_multiline};
 pub use truncate::{display_width, truncate_bytes, truncate_middle, truncate_width};
-pub use url::mask_url;
+pub use url::{is_secret_name, mask_url};
 
 use chars::{
     MAX_MARKS, is_escape_introducer, is_invisible, is_line_separator, is_mark, skip_escape,

@@ -87,7 +87,9 @@ fn mask_params(part: &str) -> String {
     out
 }
 
-fn is_secret_name(name: &str) -> bool {
+/// Whether a parameter, flag or variable called `name` holds a secret
+/// (`api_key`, `--token`, `GITHUB_PAT`…: see [`SECRET_PARAM_WORDS`]).
+pub fn is_secret_name(name: &str) -> bool {
     let name = percent_decode_lower(name);
     SECRET_PARAM_WORDS.iter().any(|w| name.contains(w))
 }

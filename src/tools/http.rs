@@ -127,7 +127,8 @@ impl HttpSource {
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let transport = |e: reqwest::Error| self.transport_error(&e);
+        let transport =
+            |e: reqwest::Error| transport_error(self.name, &self.shown, self.timeout, &e);
         let mut resp = req.send().await.map_err(transport)?;
         let status = resp.status().as_u16();
         let mut body = Vec::new();
@@ -167,30 +168,35 @@ impl HttpSource {
             ))
         })
     }
+}
 
-    fn transport_error(&self, e: &reqwest::Error) -> ToolError {
-        if e.is_timeout() {
-            return ToolError::Timeout(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
-        }
-        let cause = root_cause(e);
-        if e.is_connect() && cause.to_ascii_lowercase().contains("refused") {
-            ToolError::Unavailable(format!("connection refused to {}", self.shown))
-        } else if e.is_connect() {
-            ToolError::Unavailable(format!(
-                "cannot connect to {} at {}: {cause}",
-                self.name, self.shown
-            ))
-        } else if e.is_body() || e.is_decode() {
-            ToolError::BadResponse(format!(
-                "{} at {} broke off its answer: {cause}",
-                self.name, self.shown
-            ))
-        } else {
-            ToolError::Unavailable(format!(
-                "connection to {} at {} failed: {cause}",
-                self.name, self.shown
-            ))
-        }
+/// A request to `name` at `shown_url` (already masked) that got no whole
+/// answer, in words: a timeout (after `timeout`), a refused or failed
+/// connection, or an answer that broke off. Every HTTP tool words its
+/// transport failures here.
+pub fn transport_error(
+    name: &str,
+    shown_url: &str,
+    timeout: Duration,
+    e: &reqwest::Error,
+) -> ToolError {
+    if e.is_timeout() {
+        return ToolError::Timeout(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+    }
+    let cause = root_cause(e);
+    if e.is_connect() && cause.to_ascii_lowercase().contains("refused") {
+        ToolError::Unavailable(format!("connection refused to {shown_url}"))
+    } else if e.is_connect() {
+        ToolError::Unavailable(format!("cannot connect to {name} at {shown_url}: {cause}"))
+    } else if e.is_body() || e.is_decode() {
+        // The answer started and broke off: a truncated body.
+        ToolError::BadResponse(format!(
+            "{name} at {shown_url} broke off its answer: {cause}"
+        ))
+    } else {
+        ToolError::Unavailable(format!(
+            "connection to {name} at {shown_url} failed: {cause}"
+        ))
     }
 }
 

@@ -6,7 +6,7 @@
 //! share of a run. For the same reason the list the Planner is shown is
 //! serialised once per permission set.
 
-use crate::tools::Tool;
+use crate::tools::{Tool, ToolError};
 use crate::vocab::prerendered::Prerendered;
 use crate::vocab::tool::ToolSpec;
 use std::collections::BTreeMap;
@@ -15,9 +15,22 @@ use std::sync::{Arc, Mutex};
 /// The specs of a permission set, as the Planner sees them.
 pub type SpecList = Prerendered<Vec<Arc<ToolSpec>>>;
 
+/// A configured source that could not be set up (an MCP server that did
+/// not start): it offers no tools, and every run records it as a failed
+/// invocation so the run says what it could not check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnavailableSource {
+    /// The name the failed invocation carries, e.g. `k8s__*`.
+    pub tool: String,
+    /// What should have answered, as a tool's `backend()` says it.
+    pub backend: String,
+    pub error: ToolError,
+}
+
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, (Arc<dyn Tool>, Arc<ToolSpec>)>,
+    unavailable: Vec<UnavailableSource>,
     /// [`ToolRegistry::spec_list`] results by permission set.
     spec_lists: Mutex<Vec<(Vec<String>, SpecList)>>,
 }
@@ -26,6 +39,7 @@ impl Clone for ToolRegistry {
     fn clone(&self) -> Self {
         ToolRegistry {
             tools: self.tools.clone(),
+            unavailable: self.unavailable.clone(),
             spec_lists: Mutex::default(),
         }
     }
@@ -44,6 +58,17 @@ impl ToolRegistry {
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+    }
+
+    /// Records a source that offers no tools because it could not be set
+    /// up.
+    pub fn register_unavailable(&mut self, source: UnavailableSource) {
+        self.unavailable.push(source);
+    }
+
+    /// The sources that could not be set up, in registration order.
+    pub fn unavailable(&self) -> &[UnavailableSource] {
+        &self.unavailable
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
@@ -89,7 +114,7 @@ impl std::fmt::Debug for ToolRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{ToolError, ToolOutput};
+    use crate::tools::ToolOutput;
     use async_trait::async_trait;
     use serde_json::{Map, Value, json};
 

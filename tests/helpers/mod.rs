@@ -119,6 +119,47 @@ pub fn free_port() -> u16 {
         .expect("a free local port")
 }
 
+/// The caller's diagraph settings, which a diagraph started by a test must
+/// not inherit: the database, pack, model, backends, keys, API token and
+/// trace export.
+const CALLER_ENV: &[&str] = &[
+    "DIAGRAPH_DATABASE_URL",
+    "DIAGRAPH_PACK",
+    "DIAGRAPH_MODEL",
+    "DIAGRAPH_PROMETHEUS_URL",
+    "DIAGRAPH_LOG_FILES",
+    "DIAGRAPH_OPENAI_API_KEY",
+    "DIAGRAPH_OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "DIAGRAPH_API_TOKEN",
+    "DIAGRAPH_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+];
+
+/// The diagraph binary, without the caller's diagraph settings.
+pub fn diagraph_bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_diagraph"));
+    without_caller_env(&mut cmd);
+    cmd
+}
+
+/// `cmd` without the caller's diagraph settings, for a program that
+/// starts diagraph with its own environment (an MCP client).
+pub fn without_caller_env(cmd: &mut std::process::Command) {
+    for var in CALLER_ENV {
+        cmd.env_remove(var);
+    }
+}
+
+/// `cmd` with its configuration, data and home under `dir`, so the
+/// developer's own config file and database stay out of it.
+pub fn isolate(cmd: &mut std::process::Command, dir: &Path) {
+    cmd.env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("HOME", dir);
+}
+
 /// Whether this is a CI run (`CI=true` or `CI=1`).
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

@@ -1,23 +1,10 @@
 //! The binary as a user meets it: exit codes, one-line errors, the
 //! `ask --json` object, and that bad input never leaves a RUNNING run.
 
-use crate::helpers::repo;
+use crate::helpers::{diagraph_bin as bin, isolate, repo};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-pub(crate) fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_diagraph"));
-    // Isolate from the developer's own config, data and keys.
-    cmd.env_remove("DIAGRAPH_DATABASE_URL")
-        .env_remove("DIAGRAPH_PACK")
-        .env_remove("DIAGRAPH_MODEL")
-        .env_remove("DIAGRAPH_PROMETHEUS_URL")
-        .env_remove("DIAGRAPH_LOG_FILES")
-        .env_remove("DIAGRAPH_OPENAI_API_KEY")
-        .env_remove("OPENAI_API_KEY");
-    cmd
-}
 
 pub(crate) struct Sandbox {
     dir: tempfile::TempDir,
@@ -36,11 +23,8 @@ impl Sandbox {
 
     pub(crate) fn cmd(&self) -> Command {
         let mut cmd = bin();
-        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("XDG_DATA_HOME", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .arg("--database-url")
-            .arg(self.db_url());
+        isolate(&mut cmd, self.dir.path());
+        cmd.arg("--database-url").arg(self.db_url());
         cmd
     }
 

@@ -10,7 +10,7 @@
 //! each exchange the way it is told to, so "truncated" is really a body
 //! cut short and "hang" a server that never answers.
 
-use crate::helpers::shop_pack_dir;
+use crate::helpers::{diagraph_bin, isolate, shop_pack_dir};
 use crate::mysql_db;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -116,22 +116,6 @@ fn answer(mut conn: TcpStream, fault: Fault) {
     let _ = conn.flush();
 }
 
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_diagraph"));
-    for var in [
-        "DIAGRAPH_DATABASE_URL",
-        "DIAGRAPH_PACK",
-        "DIAGRAPH_MODEL",
-        "DIAGRAPH_PROMETHEUS_URL",
-        "DIAGRAPH_OPENAI_API_KEY",
-        "DIAGRAPH_OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
 /// A private config, data dir and SQLite file.
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -166,12 +150,9 @@ impl Sandbox {
     }
 
     fn cmd_on(&self, db: &str) -> Command {
-        let mut cmd = bin();
-        cmd.env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("HOME", self.dir.path())
-            .arg("--database-url")
-            .arg(db);
+        let mut cmd = diagraph_bin();
+        isolate(&mut cmd, self.dir.path());
+        cmd.arg("--database-url").arg(db);
         cmd
     }
 

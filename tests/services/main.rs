@@ -35,6 +35,8 @@ mod faults;
 mod llm_quirks;
 mod loki_backend;
 mod mcp_client;
+mod mcp_http;
+mod mcp_serve;
 mod mcp_server;
 mod openai_engine;
 mod openai_provider;

@@ -1,9 +1,11 @@
 //! MCP servers as sources of evidence: the official reference test server
 //! (`server-everything`, from npm) serves tools to a scripted Executor,
 //! whose claim bound to one of its items passes the Gatekeeper while a
-//! fabricated binding to an MCP item fails; a server that crashes mid-call
-//! (`mcp_crash_server.py`), one that never starts and one that never
-//! answers are failed sources within their timeouts, never a hang.
+//! fabricated binding to an MCP item fails; a server that crashes or
+//! hangs mid-call (`mcp_crash_server.py`), one that never starts, one that
+//! exits at once and one that never answers are failed sources within
+//! their timeouts, never a hang; a server that did not start is a failed
+//! source of every run, and `diagraph config` and `ask` say why.
 
 use crate::helpers::{base_engine, pack_registry, shop_pack, shop_pack_dir};
 use crate::mcp_support::{EVERYTHING, npm_program};
@@ -22,9 +24,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const MESSAGE: &str = "payment-service connection pool exhausted";
+pub const MESSAGE: &str = "payment-service connection pool exhausted";
 /// The scenario placeholder for the run's first invocation id.
-const INVOCATION_1: &str = "{{invocation:1}}";
+pub const INVOCATION_1: &str = "{{invocation:1}}";
 
 fn server(command: &Path, args: &[&str], timeout_secs: u64) -> McpServerConfig {
     McpServerConfig {
@@ -35,7 +37,7 @@ fn server(command: &Path, args: &[&str], timeout_secs: u64) -> McpServerConfig {
     }
 }
 
-fn config(servers: Vec<(&str, McpServerConfig)>) -> McpConfig {
+pub fn config(servers: Vec<(&str, McpServerConfig)>) -> McpConfig {
     McpConfig {
         servers: servers
             .into_iter()
@@ -79,7 +81,7 @@ async fn everything() -> Option<McpServers> {
     Some(servers)
 }
 
-async fn run_echo(
+pub async fn run_echo(
     servers: &McpServers,
     source: &str,
     raw_path: &str,
@@ -87,9 +89,7 @@ async fn run_echo(
 ) -> (diagraph::engine::RunOutcome, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
     let mut registry = pack_registry(&shop_pack());
-    for tool in &servers.tools {
-        registry.register(tool.clone());
-    }
+    servers.register(&mut registry);
     let mut base = diagraph::engine::Engine {
         tools: Arc::new(registry),
         ..base_engine(recorder.clone())
@@ -243,6 +243,76 @@ async fn structured_content_becomes_items_with_code_made_text() {
     servers.close().await;
 }
 
+#[tokio::test]
+async fn a_server_that_does_not_start_is_a_failed_source_of_each_run() {
+    let Some(bin) = npm_program("mcp server-everything", EVERYTHING) else {
+        return;
+    };
+    let servers = McpServers::start(&config(vec![
+        ("everything", server(&bin, &[], 30)),
+        (
+            "missing",
+            server(Path::new("/nonexistent/mcp-server"), &[], 5),
+        ),
+    ]))
+    .await;
+    assert!(
+        !servers
+            .tool_names()
+            .iter()
+            .any(|t| t.starts_with("missing__"))
+    );
+    let excerpt = format!("Echo: {MESSAGE}");
+    // Two runs share the servers started once; each names the missing one,
+    // recorded first, so the echo is the run's second invocation.
+    for _ in 0..2 {
+        let (outcome, recorder) =
+            run_echo(&servers, "{{invocation:2}}", "$.items[0]", &excerpt).await;
+        assert_eq!(
+            outcome.failed_sources.len(),
+            1,
+            "{:?}",
+            outcome.failed_sources
+        );
+        let failed = &outcome.failed_sources[0];
+        assert_eq!(failed.tool, "missing__*");
+        assert_eq!(failed.class, FailureClass::Connection);
+        assert!(
+            failed.message.contains(
+                "MCP server missing offers no tools: MCP server missing could not be started"
+            ),
+            "{failed:?}"
+        );
+        let data = recorder.snapshot();
+        let recorded = data
+            .invocations
+            .iter()
+            .find(|i| i.id == failed.invocation_id)
+            .unwrap();
+        assert_eq!(recorded.step_id, None, "no step asked for it");
+        assert!(
+            recorded
+                .retrieval_details
+                .source
+                .backend
+                .starts_with("mcp:missing"),
+            "{recorded:?}"
+        );
+        assert!(outcome.events.iter().any(|e| matches!(&e.kind,
+            EventKind::ToolInvoked { invocation } if invocation.id == failed.invocation_id)));
+        // The answer says what it could not check; the verdict stands on
+        // what it did check, since no step could have asked that server.
+        let answer = &outcome.end.answer;
+        assert!(answer.contains("What could not be checked"), "{answer}");
+        assert!(answer.contains("missing__*"), "{answer}");
+        assert!(answer.contains("connection pool"), "{answer}");
+        assert_eq!(outcome.end.effective_verdict, Some(Verdict::Pass));
+        assert!(!outcome.end.degraded);
+        assert_eq!(outcome.to_json()["failed_sources"][0]["tool"], "missing__*");
+    }
+    servers.close().await;
+}
+
 fn crash_server() -> McpServerConfig {
     let script = crate::helpers::repo("tests/services/mcp_crash_server.py");
     server(Path::new("python3"), &[script.to_str().unwrap()], 10)
@@ -253,7 +323,7 @@ async fn a_crashing_mcp_server_gives_a_failed_invocation() {
     let servers = McpServers::start(&config(vec![("crash", crash_server())])).await;
     assert_eq!(
         servers.tool_names(),
-        ["crash__boom"],
+        ["crash__boom", "crash__stall"],
         "{:?}",
         servers.warnings()
     );
@@ -293,12 +363,52 @@ async fn a_crashing_mcp_server_gives_a_failed_invocation() {
 }
 
 #[tokio::test]
+async fn a_call_the_server_never_answers_times_out_and_the_server_still_serves() {
+    let mut crash = crash_server();
+    crash.timeout_secs = 2;
+    let servers = McpServers::start(&config(vec![("crash", crash)])).await;
+    let mut registry = diagraph::tools::ToolRegistry::new();
+    servers.register(&mut registry);
+    let recorder = Arc::new(MemoryRecorder::new());
+    let mut invoker = ToolInvoker::new(
+        Arc::new(registry),
+        vec!["crash__stall".into(), "crash__boom".into()],
+        recorder,
+        1,
+    );
+    let started = Instant::now();
+    let stalled = invoker.invoke("crash__stall", "{}", None, 1).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let failure = stalled.invocation.failure().unwrap();
+    assert_eq!(failure.class, FailureClass::Timeout, "{failure:?}");
+    assert_eq!(failure.message, "timed out after 2 s");
+    // The same connection still answers the next call (here: by dying).
+    let boom = invoker.invoke("crash__boom", "{}", None, 2).await.unwrap();
+    let failure = boom.invocation.failure().unwrap();
+    assert!(
+        failure
+            .message
+            .contains("MCP server crash closed the connection"),
+        "{failure:?}"
+    );
+    servers.close().await;
+}
+
+#[tokio::test]
 async fn a_server_that_does_not_start_or_answer_offers_no_tools_within_its_timeout() {
     let started = Instant::now();
     let servers = McpServers::start(&config(vec![
         (
             "missing",
             server(Path::new("/nonexistent/mcp-server"), &[], 5),
+        ),
+        (
+            "quitter",
+            server(Path::new("python3"), &["-c", "import sys; sys.exit(2)"], 5),
         ),
         (
             "silent",
@@ -316,7 +426,7 @@ async fn a_server_that_does_not_start_or_answer_offers_no_tools_within_its_timeo
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(servers.tool_names(), ["crash__boom"]);
+    assert_eq!(servers.tool_names(), ["crash__boom", "crash__stall"]);
     let warnings = servers.warnings().join("\n");
     assert!(
         warnings.contains(
@@ -330,5 +440,73 @@ async fn a_server_that_does_not_start_or_answer_offers_no_tools_within_its_timeo
         ),
         "{warnings}"
     );
+    assert!(
+        warnings.contains("MCP server quitter offers no tools: MCP server quitter did not start"),
+        "{warnings}"
+    );
+    let unavailable: Vec<&str> = servers
+        .unavailable
+        .iter()
+        .map(|u| u.tool.as_str())
+        .collect();
+    assert_eq!(unavailable, ["missing__*", "quitter__*", "silent__*"]);
     servers.close().await;
+}
+
+/// `diagraph config` and `diagraph ask` with `config_toml` as the
+/// configuration file: (exit code, stdout, stderr).
+fn diagraph_cli(dir: &Path, config_toml: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let file = dir.join("config.toml");
+    std::fs::write(&file, config_toml).unwrap();
+    let mut cmd = crate::helpers::diagraph_bin();
+    crate::helpers::isolate(&mut cmd, dir);
+    cmd.arg("--config").arg(&file).args(args);
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_server_that_does_not_start_is_named_by_config_and_by_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = r#"
+[mcp.servers.broken]
+command = "/nonexistent/mcp-server"
+args = ["--token=tok-very-secret"]
+timeout_secs = 5
+"#;
+    let (code, out, err) = diagraph_cli(dir.path(), toml, &["config"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("# broken: mcp:broken (/nonexistent/mcp-server)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("#   offers no tools: MCP server broken could not be started"),
+        "{out}"
+    );
+    assert!(!out.contains("tok-very-secret"), "{out}");
+
+    let (code, out, err) = diagraph_cli(
+        dir.path(),
+        toml,
+        &["ask", "--json", "why is payment-service slow?"],
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    assert_eq!(answer["status"], "SUCCESS", "{answer}");
+    let failed = &answer["failed_sources"][0];
+    assert_eq!(failed["tool"], "broken__*", "{answer}");
+    assert_eq!(failed["class"], "connection", "{answer}");
+    assert!(
+        answer["answer"].as_str().unwrap().contains(
+            "broken__* (mcp:broken (/nonexistent/mcp-server)): MCP server broken offers no tools"
+        ),
+        "{answer}"
+    );
+    // The run stands on the sources that answered.
+    assert_eq!(code, Some(0), "{answer}");
 }

@@ -1,7 +1,8 @@
-"""An MCP server (stdio, newline-delimited JSON-RPC) that crashes: it
-answers the handshake and lists one tool, `boom`, then exits with status 3
-when the tool is called, without answering. The tests use it to prove that
-a server dying mid-call is a failed invocation, never a hang."""
+"""An MCP server (stdio, newline-delimited JSON-RPC) that misbehaves: it
+answers the handshake and lists two tools. `boom` exits with status 3
+without answering; `stall` never answers (the server goes on reading).
+The tests use it to prove that a server dying or hanging mid-call is a
+failed invocation, never a hang."""
 
 import json
 import sys
@@ -27,9 +28,16 @@ for line in sys.stdin:
                     "name": "boom",
                     "description": "exits when called",
                     "inputSchema": {"type": "object"},
-                }
+                },
+                {
+                    "name": "stall",
+                    "description": "never answers",
+                    "inputSchema": {"type": "object"},
+                },
             ]
         }
+    elif method == "tools/call" and message["params"].get("name") == "stall":
+        continue
     elif method == "tools/call":
         sys.stderr.write("boom: exiting on purpose\n")
         sys.stderr.flush()

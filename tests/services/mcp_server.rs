@@ -4,7 +4,8 @@
 //! `rmcp` client receives progress while a diagnosis runs and finds the
 //! run ended, not RUNNING, when it goes away mid-run.
 
-use crate::mcp_support::{INSPECTOR, isolate, npm_program};
+use crate::helpers::{diagraph_bin, isolate, without_caller_env};
+use crate::mcp_support::{INSPECTOR, npm_program};
 use diagraph::store::Store;
 use diagraph::vocab::run::RunStatus;
 use rmcp::model::{
@@ -20,14 +21,14 @@ use std::time::Duration;
 
 const QUESTION: &str = "Is HighCPUUsage firing on payment-service?";
 
-struct Inspected {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub struct Inspected {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Inspected {
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         assert_eq!(self.code, Some(0), "stderr: {}", self.stderr);
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
     }
@@ -35,14 +36,32 @@ impl Inspected {
 
 /// The inspector's CLI with `args`, against `diagraph mcp` on database `db`.
 async fn inspect(inspector: &Path, dir: &Path, db: &str, args: &[&str]) -> Inspected {
-    let mut cmd = std::process::Command::new(inspector);
+    let target = [env!("CARGO_BIN_EXE_diagraph"), "mcp"];
     // The inspector passes its environment on to the server it starts.
-    cmd.arg("--cli")
-        .arg(env!("CARGO_BIN_EXE_diagraph"))
-        .arg("mcp")
-        .args(args);
+    run_inspector(
+        inspector,
+        dir,
+        &target,
+        args,
+        &[("DIAGRAPH_DATABASE_URL", db)],
+    )
+    .await
+}
+
+/// The inspector's CLI on `target` (a command and its arguments, or a URL
+/// and its transport) with `args` and `env`.
+pub async fn run_inspector(
+    inspector: &Path,
+    dir: &Path,
+    target: &[&str],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Inspected {
+    let mut cmd = std::process::Command::new(inspector);
+    cmd.arg("--cli").args(target).args(args);
+    without_caller_env(&mut cmd);
     isolate(&mut cmd, dir);
-    cmd.env("DIAGRAPH_DATABASE_URL", db);
+    cmd.envs(env.iter().copied());
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
@@ -218,7 +237,7 @@ impl ClientHandler for Progress {
 }
 
 fn diagraph_mcp(dir: &Path, db: &str, extra: &[(&str, &str)]) -> tokio::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_diagraph"));
+    let mut cmd = diagraph_bin();
     cmd.args(["--database-url", db, "mcp"]);
     isolate(&mut cmd, dir);
     for (k, v) in extra {

@@ -10,7 +10,6 @@
 
 use crate::helpers::skip_or_fail;
 use std::path::PathBuf;
-use std::process::Command;
 
 pub const INSPECTOR: &str = "mcp-inspector";
 pub const EVERYTHING: &str = "mcp-server-everything";
@@ -41,25 +40,4 @@ pub fn npm_program(test: &str, name: &str) -> Option<PathBuf> {
         );
     }
     found
-}
-
-/// The diagraph binary with none of the caller's diagraph settings, its
-/// config and data under `dir`.
-pub fn isolate(cmd: &mut Command, dir: &std::path::Path) {
-    for var in [
-        "DIAGRAPH_DATABASE_URL",
-        "DIAGRAPH_PACK",
-        "DIAGRAPH_MODEL",
-        "DIAGRAPH_PROMETHEUS_URL",
-        "DIAGRAPH_OPENAI_API_KEY",
-        "OPENAI_API_KEY",
-        "DIAGRAPH_API_TOKEN",
-        "DIAGRAPH_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_HEADERS",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_DATA_HOME", dir.join("data"));
 }

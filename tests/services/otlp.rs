@@ -6,9 +6,10 @@
 //! costing one warning and no run, and the binary exporting at exit.
 
 use crate::fake_llm::{fake_llm, openai};
+use crate::helpers::diagraph_bin;
 use crate::helpers::free_port;
 use crate::openai_mock::MockServer;
-use crate::server_support::{Receiver, TestServer, bin, http, json_of, shop_engine_with};
+use crate::server_support::{Receiver, TestServer, http, json_of, shop_engine_with};
 use diagraph::engine::RunRequest;
 use diagraph::server::ServeOptions;
 use diagraph::server::otlp::export::Warn;
@@ -314,7 +315,7 @@ async fn the_binary_exports_its_run_before_it_exits() {
     let dir = tempfile::tempdir().unwrap();
     let db_url = format!("sqlite:{}", dir.path().join("d.db").display());
     let cmd = |endpoint_var: &str, endpoint: &str| {
-        let mut c = bin();
+        let mut c = diagraph_bin();
         c.env("XDG_CONFIG_HOME", dir.path().join("config"))
             .env("XDG_DATA_HOME", dir.path().join("data"))
             .env("HOME", dir.path())

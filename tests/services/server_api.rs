@@ -411,7 +411,7 @@ async fn the_trace_is_byte_for_byte_what_trace_json_prints() {
     let served = r.bytes().await.unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let out = crate::server_support::bin()
+    let out = crate::helpers::diagraph_bin()
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("HOME", dir.path())

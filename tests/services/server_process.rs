@@ -4,10 +4,11 @@
 //! separate runs.
 
 use crate::fake_llm::{KEY, fake_llm};
+use crate::helpers::diagraph_bin as bin;
 use crate::mysql_db::TestDatabase;
 use crate::openai_mock::MockServer;
 use crate::server_support::{
-    ServerProcess, SseStream, assert_cancelled, bin, engine_events, http, json_of,
+    ServerProcess, SseStream, assert_cancelled, engine_events, http, json_of,
 };
 use diagraph::store::Store;
 use diagraph::vocab::events::EventKind;

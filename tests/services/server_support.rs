@@ -4,7 +4,7 @@
 //! a server, and an OTLP receiver built on the official OpenTelemetry
 //! protobuf definitions.
 
-use crate::helpers::{pack_registry, shop_pack};
+use crate::helpers::{diagraph_bin, isolate, pack_registry, shop_pack};
 use async_trait::async_trait;
 use axum::Router;
 use axum::body::Bytes;
@@ -350,35 +350,14 @@ pub struct ServerProcess {
     _dir: tempfile::TempDir,
 }
 
-pub fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_diagraph"));
-    for var in [
-        "DIAGRAPH_DATABASE_URL",
-        "DIAGRAPH_PACK",
-        "DIAGRAPH_MODEL",
-        "DIAGRAPH_PROMETHEUS_URL",
-        "DIAGRAPH_OPENAI_API_KEY",
-        "OPENAI_API_KEY",
-        "DIAGRAPH_API_TOKEN",
-        "DIAGRAPH_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_HEADERS",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
 impl ServerProcess {
     /// Starts `diagraph --database-url DB serve --listen 127.0.0.1:0 ARGS`
     /// with `env`, and waits for its "serving" line.
     pub fn start(db_url: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = bin();
-        cmd.env("XDG_CONFIG_HOME", dir.path().join("config"))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .env("HOME", dir.path())
-            .args(["--database-url", db_url, "serve", "--listen", "127.0.0.1:0"])
+        let mut cmd = diagraph_bin();
+        isolate(&mut cmd, dir.path());
+        cmd.args(["--database-url", db_url, "serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -54,6 +54,7 @@ impl RunCtx<'_> {
             // The run being executed is not history yet.
             .filter(|t| t.run_id != self.state.run_id)
             .collect();
+        self.record_unavailable_sources().await?;
 
         let mut node = NodeId::Planner;
         let mut via = Some(ReasonCode::Start);
@@ -106,6 +107,23 @@ impl RunCtx<'_> {
             self.emit_verdicts_if_changed().await?;
             via = Some(route.reason_code);
             node = route.to;
+        }
+        Ok(())
+    }
+
+    /// Each source that could not be set up (an MCP server that did not
+    /// start) is a failed invocation of this run from its start, so the
+    /// run names it among what it could not check, as it names a source
+    /// that failed mid-run. It is not a root cause of what the nodes did:
+    /// no node asked for it.
+    async fn record_unavailable_sources(&mut self) -> Result<(), Unhandled> {
+        let tools = Arc::clone(&self.engine.tools);
+        for source in tools.unavailable() {
+            let seq = self.state.counters.next_seq();
+            let invoked = self.invoker.record_unavailable(source, seq).await?;
+            let invocation = Arc::new(invoked.invocation);
+            self.state.invocations.push(Arc::clone(&invocation));
+            self.emit(EventKind::ToolInvoked { invocation }).await?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! `diagraph mcp`: evidence-gated diagnosis as Model Context Protocol
-//! tools, served over stdio with the official Rust SDK (`rmcp`).
+//! tools, served over stdio with the official Rust SDK (`rmcp`), and
+//! over streamable HTTP at `diagraph serve`'s `/mcp` ([`http`]).
 //!
 //! Three tools ([`tools`]): `diagnose` runs a diagnosis and answers with
 //! the verdict and the citations the Gatekeeper verified ([`diagnose`]),
@@ -15,6 +16,7 @@
 //! persisted, never left RUNNING.
 
 pub mod diagnose;
+pub mod http;
 pub mod tools;
 
 use crate::engine::Engine;
@@ -63,6 +65,12 @@ impl DiagnosisServer {
             max_concurrent_runs,
             shutdown,
         ));
+        DiagnosisServer { live, store }
+    }
+
+    /// A server whose runs are `live`'s: `diagraph serve`'s runs, limit
+    /// and shutdown.
+    pub fn over(live: Arc<LiveRuns>, store: Arc<Store>) -> DiagnosisServer {
         DiagnosisServer { live, store }
     }
 

@@ -7,16 +7,22 @@
 //! over [`MAX_SCHEMA_BYTES`] is not offered: it would crowd out the
 //! model's context). A call goes through the run's invoker like any other
 //! tool's (permissions, dedup, timeout, recording); its result becomes
-//! `$.items[i]` refs ([`refs`]). A server that does not start is reported
-//! and offers no tools; one that dies makes the calls in flight failed
-//! invocations and is started again at its next call.
+//! `$.items[i]` refs ([`refs`]). A server that does not start offers no
+//! tools and is an unavailable source: every run records it as a failed
+//! invocation (`NAME__*`) and names it among what it could not check. One
+//! that dies makes the calls in flight failed invocations and is started
+//! again at its next call.
+//!
+//! The servers are started once, when the program sets up its tools, and
+//! shared by every run it makes (`cli::setup`).
 
 pub mod refs;
 pub mod session;
 
 use crate::config::McpConfig;
 use crate::text::clean;
-use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::tools::registry::UnavailableSource;
+use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
 use crate::vocab::tool::{ToolSpec, summarize_args};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -53,6 +59,8 @@ pub struct ServerReport {
 pub struct McpServers {
     sessions: Vec<Arc<McpSession>>,
     pub tools: Vec<Arc<dyn Tool>>,
+    /// The servers that did not start, as runs record them.
+    pub unavailable: Vec<UnavailableSource>,
     pub reports: Vec<ServerReport>,
 }
 
@@ -77,7 +85,14 @@ impl McpServers {
                 skipped: vec![],
             };
             match listed {
-                Err(e) => report.error = Some(e.to_string()),
+                Err(e) => {
+                    report.error = Some(e.to_string());
+                    servers.unavailable.push(UnavailableSource {
+                        tool: format!("{}{SEPARATOR}*", session.name),
+                        backend: session.backend(),
+                        error: offers_no_tools(&session.name, e),
+                    });
+                }
                 Ok(tools) => {
                     for tool in tools {
                         match McpTool::new(session.clone(), tool, &taken) {
@@ -95,6 +110,17 @@ impl McpServers {
         }
         servers.sessions = sessions;
         servers
+    }
+
+    /// Adds the servers' tools to `registry`, and the servers that did not
+    /// start as unavailable sources.
+    pub fn register(&self, registry: &mut ToolRegistry) {
+        for tool in &self.tools {
+            registry.register(tool.clone());
+        }
+        for source in &self.unavailable {
+            registry.register_unavailable(source.clone());
+        }
     }
 
     /// The names of every tool offered.
@@ -120,6 +146,26 @@ impl McpServers {
     /// Ends every server's connection (child processes exit).
     pub async fn close(&self) {
         futures::future::join_all(self.sessions.iter().map(|s| s.close())).await;
+    }
+}
+
+/// Why a server that did not start offers no tools, in words that name
+/// it, classed as the failure was.
+fn offers_no_tools(server: &str, e: ToolError) -> ToolError {
+    let say = |m: &dyn std::fmt::Display| format!("MCP server {server} offers no tools: {m}");
+    match e {
+        ToolError::Status { status, message } => ToolError::Status {
+            status,
+            message: say(&message),
+        },
+        ToolError::BadResponse(m) => ToolError::BadResponse(say(&m)),
+        ToolError::Unreadable(m) => ToolError::Unreadable(say(&m)),
+        ToolError::Backend(m) => ToolError::Backend(say(&m)),
+        ToolError::InvalidArguments(m) => ToolError::Backend(say(&m)),
+        ToolError::Unavailable(m) => ToolError::Unavailable(say(&m)),
+        // Starting bounds its own waits and words them; a bare timeout
+        // still names the server.
+        e @ ToolError::Timeout(_) => ToolError::Unavailable(say(&e)),
     }
 }
 

@@ -14,6 +14,7 @@ use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
 
@@ -27,6 +28,9 @@ pub struct McpSession {
     pub name: String,
     pub config: McpServerConfig,
     connection: tokio::sync::Mutex<Option<Connection>>,
+    /// Counts the connections made, so that a call that saw its
+    /// connection break drops that one and not a newer one.
+    generation: AtomicU64,
     /// The last lines the child wrote to stderr (also in the log).
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
@@ -37,6 +41,7 @@ impl McpSession {
             name: name.to_string(),
             config,
             connection: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
             stderr: Arc::default(),
         }
     }
@@ -60,6 +65,7 @@ impl McpSession {
         match listed {
             Ok(tools) => {
                 *connection = Some(fresh);
+                self.next_generation();
                 Ok(tools)
             }
             Err(e) => {
@@ -78,10 +84,10 @@ impl McpSession {
         tool: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ToolError> {
-        let peer = {
+        let (peer, generation) = {
             let mut connection = self.connection.lock().await;
             match connection.as_ref() {
-                Some(c) if !c.is_closed() => c.peer().clone(),
+                Some(c) if !c.is_closed() => (c.peer().clone(), self.generation()),
                 _ => {
                     if let Some(dead) = connection.take() {
                         let _ = dead.cancel().await;
@@ -89,13 +95,34 @@ impl McpSession {
                     let fresh = self.connect().await?;
                     let peer = fresh.peer().clone();
                     *connection = Some(fresh);
-                    peer
+                    (peer, self.next_generation())
                 }
             }
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
-        self.bounded(peer.call_tool(params), "calling a tool").await
+        let result = self.bounded(peer.call_tool(params), "calling a tool").await;
+        if matches!(result, Err(ToolError::Unavailable(_))) {
+            // The connection broke (a child that died, an HTTP server gone
+            // or restarted without our session): the next call starts or
+            // connects again, unless another call already did.
+            let mut connection = self.connection.lock().await;
+            if self.generation() == generation
+                && let Some(broken) = connection.take()
+            {
+                let _ = broken.cancel().await;
+            }
+        }
+        result
+    }
+
+    /// Which connection is current: it changes each time one is made.
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Closes the connection; a child process is ended.

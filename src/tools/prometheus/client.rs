@@ -2,7 +2,9 @@
 //! of a `{"status": "success"}` envelope, or a [`ToolError`] that says
 //! plainly what went wrong (the Executor reads it as the failed result).
 
+use crate::text::clean;
 use crate::tools::ToolError;
+use crate::tools::http::transport_error;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::time::Duration;
@@ -69,7 +71,8 @@ impl Client {
         for (k, v) in params {
             url.query_pairs_mut().append_pair(k, v);
         }
-        let transport = |e: reqwest::Error| self.transport_error(&e);
+        let transport =
+            |e: reqwest::Error| transport_error("Prometheus", &self.shown, self.timeout, &e);
         let mut resp = self
             .http
             .get(url)
@@ -142,32 +145,4 @@ impl Client {
             server_time,
         })
     }
-
-    fn transport_error(&self, e: &reqwest::Error) -> ToolError {
-        if e.is_timeout() {
-            return ToolError::Timeout(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
-        }
-        let cause = root_cause(e);
-        if e.is_connect() && cause.to_ascii_lowercase().contains("refused") {
-            ToolError::Unavailable(format!("connection refused to {}", self.shown))
-        } else if e.is_connect() {
-            ToolError::Unavailable(format!(
-                "cannot connect to Prometheus at {}: {cause}",
-                self.shown
-            ))
-        } else if e.is_body() || e.is_decode() {
-            // The answer started and broke off: a truncated body.
-            ToolError::BadResponse(format!(
-                "Prometheus at {} broke off its answer: {cause}",
-                self.shown
-            ))
-        } else {
-            ToolError::Unavailable(format!(
-                "connection to Prometheus at {} failed: {cause}",
-                self.shown
-            ))
-        }
-    }
 }
-
-use crate::text::{clean, root_cause};
