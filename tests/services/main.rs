@@ -36,6 +36,7 @@ mod mcp_client;
 mod mcp_server;
 mod openai_engine;
 mod openai_provider;
+mod openai_streaming;
 mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
