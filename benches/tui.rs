@@ -83,6 +83,7 @@ fn runs(n: i64) -> Vec<RunSummary> {
             question: format!("why is service-{i} slow since the last deploy?"),
             created_at: "2026-07-08T23:05:28Z".into(),
             tokens: 1500,
+            cost_usd: None,
         })
         .collect()
 }

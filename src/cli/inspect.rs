@@ -32,8 +32,8 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
     line(
         &mut out,
         format!(
-            "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  question",
-            "run", "status", "verdict", "degraded", "ms"
+            "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  {:>8}  {:>9}  question",
+            "run", "status", "verdict", "degraded", "ms", "tokens", "cost"
         ),
     );
     for r in runs {
@@ -46,13 +46,18 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
         line(
             &mut out,
             format!(
-                "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  {}",
+                "{:>6}  {:<9}  {:<10}  {:<8}  {:>8}  {:>8}  {:>9}  {}",
                 r.run_id,
                 status,
                 r.effective_verdict.map_or("-", Verdict::as_str),
                 if r.degraded { "yes" } else { "no" },
                 r.duration_ms
                     .map(|d| d.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                r.tokens,
+                // Unpriced: unknown, never $0.
+                r.cost_usd
+                    .map(crate::vocab::usage::cost_text)
                     .unwrap_or_else(|| "-".into()),
                 truncate_width(&one_line(&sanitize_line(&r.question)), 70),
             ),

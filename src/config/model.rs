@@ -79,6 +79,10 @@ pub struct ModelConfig {
     pub max_tokens_field: MaxTokensField,
     /// Sent only when set: OpenAI's reasoning models reject any value.
     pub temperature: Option<f64>,
+    /// Ask for streamed answers (SSE): the TUI shows them as they arrive,
+    /// usage comes from the final chunk. Some servers serve only this way
+    /// (DashScope's qwen3 with thinking on).
+    pub streaming: bool,
     /// Merged into every request body (e.g. `enable_thinking = false` for
     /// DashScope's qwen3); it cannot replace `model`, `messages`, `tools`
     /// or `tool_choice`.
@@ -115,6 +119,7 @@ impl Default for ModelConfig {
             max_tokens: None,
             max_tokens_field: MaxTokensField::MaxTokens,
             temperature: None,
+            streaming: false,
             extra_body: BTreeMap::new(),
             retry_after_cap_secs: DEFAULT_RETRY_AFTER_CAP_SECS,
             price_per_million: None,

@@ -182,6 +182,7 @@ fn render_model(
         Some(t) => format!("temperature = {t}\n"),
         None => "# temperature = (not set: not sent)\n".into(),
     });
+    out.push_str(&format!("streaming = {}\n", m.streaming));
     out.push_str(&format!(
         "retry_after_cap_secs = {}\n",
         m.retry_after_cap_secs

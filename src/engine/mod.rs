@@ -22,7 +22,7 @@ use crate::model::ChatModel;
 use crate::tools::ToolRegistry;
 use crate::vocab::catalog::Catalog;
 use crate::vocab::evaluation::SelfEvaluation;
-use crate::vocab::events::EngineEvent;
+use crate::vocab::events::{EngineEvent, ModelDelta};
 use crate::vocab::record::{RecordError, Recorder};
 use crate::vocab::run::{FailedSource, RunEnd, RunSources, RunStatus, VerdictSnapshot};
 use nodes::gatekeeper::GatekeeperRules;
@@ -145,6 +145,10 @@ pub struct RunRequest {
     pub pack: Option<String>,
     /// Bounded channel for live events; a closed receiver is ignored.
     pub events: Option<mpsc::Sender<EngineEvent>>,
+    /// Bounded channel for the pieces of streamed model answers (live
+    /// views only; never journaled). Pieces a slow reader has no room for
+    /// are merged into the next one, never dropped in the middle.
+    pub deltas: Option<mpsc::Sender<ModelDelta>>,
     pub step_gate: Option<StepGate>,
     pub cancel: CancellationToken,
     pub faults: FaultInjection,
@@ -158,6 +162,7 @@ impl RunRequest {
             scenario: None,
             pack: None,
             events: None,
+            deltas: None,
             step_gate: None,
             cancel: CancellationToken::new(),
             faults: FaultInjection::default(),

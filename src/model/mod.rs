@@ -241,11 +241,29 @@ impl ModelError {
     }
 }
 
+pub use crate::vocab::events::DeltaPart;
+
+/// Where a streaming provider reports each piece of the answer as it
+/// arrives (for live views; the response returned at the end is what
+/// counts).
+pub type DeltaSink<'a> = &'a (dyn Fn(DeltaPart, &str) + Send + Sync);
+
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     /// Display name, e.g. "offline (rule-based)" or "openai:gpt-4o-mini".
     fn name(&self) -> String;
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// [`ChatModel::chat`], reporting the answer's pieces to `deltas` as
+    /// they stream in. Providers that do not stream answer at once;
+    /// providers that wrap another must pass `deltas` on.
+    async fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        _deltas: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        self.chat(request).await
+    }
 
     /// The model that answers this role, as the run records it.
     fn model_for(&self, _role: AgentRole) -> String {

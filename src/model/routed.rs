@@ -9,7 +9,7 @@
 
 use crate::config::{ModelConfig, Provider};
 use crate::model::openai::OpenAiModel;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::model::{ChatModel, ChatRequest, ChatResponse, DeltaSink, ModelError, ModelErrorKind};
 use crate::vocab::agent::AgentRole;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -76,8 +76,39 @@ impl ChatModel for RoutedModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.answer(request, None).await
+    }
+
+    async fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        deltas: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        self.answer(request, Some(deltas)).await
+    }
+}
+
+/// One call of `model`, streaming when a sink is given.
+async fn call(
+    model: &dyn ChatModel,
+    request: &ChatRequest,
+    deltas: Option<DeltaSink<'_>>,
+) -> Result<ChatResponse, ModelError> {
+    match deltas {
+        Some(d) => model.chat_streaming(request, d).await,
+        None => model.chat(request).await,
+    }
+}
+
+impl RoutedModel {
+    /// The role's model, then its fallbacks while the failure is retryable.
+    async fn answer(
+        &self,
+        request: &ChatRequest,
+        deltas: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, ModelError> {
         let role = request.role();
-        let mut failure = match self.primary(role).chat(request).await {
+        let mut failure = match call(self.primary(role).as_ref(), request, deltas).await {
             Ok(r) => return Ok(r),
             Err(e) => e,
         };
@@ -87,7 +118,7 @@ impl ChatModel for RoutedModel {
                 break;
             }
             tried += 1;
-            match fallback.model.chat(request).await {
+            match call(fallback.model.as_ref(), request, deltas).await {
                 Ok(mut r) => {
                     r.notes.push(format!(
                         "served by fallback model {} after: {}",

@@ -10,7 +10,8 @@
 //! rather than the script silently citing something else.
 
 use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, ModelError, ModelErrorKind, ToolCall, Usage,
+    ChatModel, ChatRequest, ChatResponse, DeltaSink, FinishReason, ModelError, ModelErrorKind,
+    ToolCall, Usage,
 };
 use crate::vocab::agent::AgentRole;
 use crate::vocab::record::Recorder;
@@ -323,9 +324,32 @@ impl ChatModel for ScriptedModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.answer(request, None).await
+    }
+
+    async fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        deltas: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        self.answer(request, Some(deltas)).await
+    }
+}
+
+impl ScriptedModel {
+    /// The script's reply to this call, else the fall-through model's
+    /// (streaming when a sink is given).
+    async fn answer(
+        &self,
+        request: &ChatRequest,
+        deltas: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, ModelError> {
         let n = self.next_call(request.script.run_id, request.role());
         let Some(reply) = self.replies.get(&(request.role(), n)) else {
-            return self.fallthrough.chat(request).await;
+            return match deltas {
+                Some(d) => self.fallthrough.chat_streaming(request, d).await,
+                None => self.fallthrough.chat(request).await,
+            };
         };
         let prompt_tokens = estimate_tokens(request);
         match reply {

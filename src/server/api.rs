@@ -391,7 +391,8 @@ async fn run_events(
 
 /// The stream as Server-Sent Events: each engine event with its index as
 /// the id and its JSON as the data, then one `end` event; a store error
-/// is an `error` event. Every stream ends by itself: a live run ends
+/// is an `error` event. While a model streams its answer, `delta` events
+/// (no id) carry its pieces. Every stream ends by itself: a live run ends
 /// (shutdown cancels it), and a tail stops at shutdown.
 fn sse(
     items: impl Stream<Item = Result<StreamItem, StoreError>> + Send + 'static,
@@ -401,6 +402,10 @@ fn sse(
             Ok(StreamItem::Event(e)) => Event::default()
                 .id(e.seq.to_string())
                 .data(serde_json::to_string(&*e).unwrap_or_default()),
+            // No id: a piece of streamed text is not a resumable position.
+            Ok(StreamItem::Delta(d)) => Event::default()
+                .event("delta")
+                .data(serde_json::to_string(&*d).unwrap_or_default()),
             Ok(StreamItem::End(status)) => Event::default()
                 .event("end")
                 .data(json!({ "status": status.as_str() }).to_string()),

@@ -3,7 +3,7 @@
 //! resuming with `Last-Event-ID` when the connection drops.
 
 use crate::text::{clean, error_line, mask_url};
-use crate::vocab::events::EngineEvent;
+use crate::vocab::events::{EngineEvent, ModelDelta};
 use crate::vocab::run::{RunStatus, RunSummary};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -176,8 +176,20 @@ impl ServerClient {
     pub async fn follow(
         &self,
         run_id: i64,
+        after: u32,
+        events: &mpsc::Sender<EngineEvent>,
+    ) -> Result<RunStatus, ClientError> {
+        self.follow_live(run_id, after, events, None).await
+    }
+
+    /// [`ServerClient::follow`], also sending the pieces of streamed
+    /// model answers (`delta` events) to `deltas`.
+    pub async fn follow_live(
+        &self,
+        run_id: i64,
         mut after: u32,
         events: &mpsc::Sender<EngineEvent>,
+        deltas: Option<&mpsc::Sender<ModelDelta>>,
     ) -> Result<RunStatus, ClientError> {
         let path = format!("/api/runs/{run_id}/events");
         let url = mask_url(&self.url(&path));
@@ -225,6 +237,16 @@ impl ServerClient {
                                     // Progress resets the retry budget.
                                     failures = 0;
                                     if events.send(event).await.is_err() {
+                                        return Ok(RunStatus::Running);
+                                    }
+                                }
+                                Some("delta") => {
+                                    // Display only: an unreadable piece is
+                                    // skipped, never an error of the run.
+                                    if let (Some(tx), Ok(d)) =
+                                        (deltas, serde_json::from_str::<ModelDelta>(&frame.data))
+                                        && tx.send(d).await.is_err()
+                                    {
                                         return Ok(RunStatus::Running);
                                     }
                                 }
@@ -293,130 +315,11 @@ fn status_error(url: String, status: u16, body: &[u8]) -> ClientError {
     }
 }
 
-/// One Server-Sent Event.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SseFrame {
-    pub id: Option<String>,
-    pub event: Option<String>,
-    pub data: String,
-}
-
-/// Reads SSE frames from a byte stream cut anywhere (even inside a UTF-8
-/// character): lines end with LF, CR LF or CR, a blank line ends a frame,
-/// `:` lines are comments, several `data:` lines join with LF.
-#[derive(Debug, Default)]
-pub struct SseParser {
-    line: Vec<u8>,
-    frame: SseFrame,
-    has_data: bool,
-    /// The previous byte was a CR, so an LF right after it is the same
-    /// line end.
-    after_cr: bool,
-}
-
-impl SseParser {
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseFrame> {
-        let mut out = Vec::new();
-        for &b in bytes {
-            if self.after_cr {
-                self.after_cr = false;
-                if b == b'\n' {
-                    continue;
-                }
-            }
-            match b {
-                b'\n' | b'\r' => {
-                    self.after_cr = b == b'\r';
-                    let line = std::mem::take(&mut self.line);
-                    if let Some(frame) = self.line_done(&String::from_utf8_lossy(&line)) {
-                        out.push(frame);
-                    }
-                }
-                _ => self.line.push(b),
-            }
-        }
-        out
-    }
-
-    fn line_done(&mut self, line: &str) -> Option<SseFrame> {
-        if line.is_empty() {
-            let frame = std::mem::take(&mut self.frame);
-            let had_data = std::mem::take(&mut self.has_data);
-            return (had_data || frame.event.is_some()).then_some(frame);
-        }
-        if line.starts_with(':') {
-            return None;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        match field {
-            "data" => {
-                if self.has_data {
-                    self.frame.data.push('\n');
-                }
-                self.frame.data.push_str(value);
-                self.has_data = true;
-            }
-            "event" => self.frame.event = Some(value.to_string()),
-            "id" => self.frame.id = Some(value.to_string()),
-            _ => {}
-        }
-        None
-    }
-}
+pub use crate::text::sse::{SseFrame, SseParser};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn frames(chunks: &[&[u8]]) -> Vec<SseFrame> {
-        let mut p = SseParser::default();
-        chunks.iter().flat_map(|c| p.feed(c)).collect()
-    }
-
-    #[test]
-    fn frames_are_read_across_any_cut() {
-        let text = "id: 1\ndata: {\"a\":\"é\"}\n\n: keep-alive\n\nevent: end\ndata: {}\n\n";
-        let whole = frames(&[text.as_bytes()]);
-        assert_eq!(
-            whole,
-            vec![
-                SseFrame {
-                    id: Some("1".into()),
-                    event: None,
-                    data: "{\"a\":\"é\"}".into()
-                },
-                SseFrame {
-                    id: None,
-                    event: Some("end".into()),
-                    data: "{}".into()
-                },
-            ]
-        );
-        let bytes = text.as_bytes();
-        for cut in 1..bytes.len() {
-            assert_eq!(
-                frames(&[&bytes[..cut], &bytes[cut..]]),
-                whole,
-                "cut at {cut}"
-            );
-        }
-    }
-
-    #[test]
-    fn crlf_cr_and_multi_line_data() {
-        let got = frames(&[b"data: a\r\ndata: b\r\rdata:c\r", b"\n\r\n"]);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].data, "a\nb");
-        assert_eq!(got[1].data, "c");
-    }
-
-    #[test]
-    fn comments_and_empty_frames_yield_nothing() {
-        assert!(frames(&[b": ping\n\n\n\nretry: 5\n\n"]).is_empty());
-    }
 
     #[test]
     fn bad_urls_are_refused() {

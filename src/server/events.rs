@@ -9,7 +9,7 @@
 
 use super::live::LiveRun;
 use crate::store::{Store, StoreError};
-use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunStatus;
 use futures::Stream;
 use futures::stream::{self, StreamExt};
@@ -27,6 +27,9 @@ const TAIL_GRACE_READS: u32 = 8;
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamItem {
     Event(Arc<EngineEvent>),
+    /// A piece of the answer a model is streaming (live runs only; it has
+    /// no position, and a resumed stream does not repeat it).
+    Delta(Arc<ModelDelta>),
     /// The stream is complete: the run ended with this status (RUNNING
     /// only when the stream was stopped before the run ended).
     End(RunStatus),
@@ -40,6 +43,9 @@ pub fn live(run: Arc<LiveRun>, after: u32) -> impl Stream<Item = StreamItem> + S
         next: usize,
         after: u32,
         done: bool,
+        /// The streaming call whose pieces were sent, and how many.
+        delta_step: u32,
+        deltas_sent: usize,
     }
     let rx = run.subscribe();
     let state = State {
@@ -48,6 +54,8 @@ pub fn live(run: Arc<LiveRun>, after: u32) -> impl Stream<Item = StreamItem> + S
         next: 0,
         after,
         done: false,
+        delta_step: 0,
+        deltas_sent: 0,
     };
     stream::unfold(state, |mut s| async move {
         loop {
@@ -70,6 +78,16 @@ pub fn live(run: Arc<LiveRun>, after: u32) -> impl Stream<Item = StreamItem> + S
                     return Some((stream::iter(batch), s));
                 }
                 continue;
+            }
+            let deltas = s.run.deltas_after(s.delta_step, s.deltas_sent);
+            if let Some(first) = deltas.first() {
+                if first.step_index != s.delta_step {
+                    s.delta_step = first.step_index;
+                    s.deltas_sent = 0;
+                }
+                s.deltas_sent += deltas.len();
+                let batch: Vec<StreamItem> = deltas.into_iter().map(StreamItem::Delta).collect();
+                return Some((stream::iter(batch), s));
             }
             if ended {
                 s.done = true;

@@ -9,7 +9,7 @@
 
 use crate::engine::{Engine, RunRequest};
 use crate::store::Store;
-use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunStatus;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,6 +33,9 @@ pub enum RunResult {
 struct LiveInner {
     events: Vec<Arc<EngineEvent>>,
     result: Option<RunResult>,
+    /// The pieces of the model call streaming now (one call's, in order),
+    /// for followers that join mid-call; not events, never journaled.
+    deltas: Vec<Arc<ModelDelta>>,
 }
 
 /// One run in progress on this server.
@@ -53,8 +56,39 @@ impl LiveRun {
     }
 
     fn push(&self, event: EngineEvent) {
-        self.lock().events.push(Arc::new(event));
+        let mut inner = self.lock();
+        if matches!(event.kind, EventKind::ModelCalled { .. }) {
+            inner.deltas.clear();
+        }
+        inner.events.push(Arc::new(event));
+        drop(inner);
         self.changed.send_modify(|v| *v += 1);
+    }
+
+    fn push_delta(&self, delta: ModelDelta) {
+        let mut inner = self.lock();
+        if inner
+            .deltas
+            .first()
+            .is_some_and(|d| d.step_index != delta.step_index)
+        {
+            inner.deltas.clear();
+        }
+        inner.deltas.push(Arc::new(delta));
+        drop(inner);
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    /// The streaming call's pieces a follower has not seen: it saw the
+    /// first `seen` pieces of call `step_index`.
+    pub fn deltas_after(&self, step_index: u32, seen: usize) -> Vec<Arc<ModelDelta>> {
+        let inner = self.lock();
+        match inner.deltas.first() {
+            Some(d) if d.step_index == step_index => {
+                inner.deltas.get(seen..).unwrap_or_default().to_vec()
+            }
+            _ => inner.deltas.clone(),
+        }
     }
 
     fn finish(&self, result: RunResult) {
@@ -200,6 +234,7 @@ impl LiveRuns {
             .try_acquire_owned()
             .map_err(|_| StartError::Busy { limit: self.limit })?;
         let (events_tx, events_rx) = mpsc::channel(EVENT_CHANNEL);
+        let (deltas_tx, deltas_rx) = mpsc::channel(EVENT_CHANNEL);
         let mut request = RunRequest::new(question);
         request.session_id = session_id;
         let engine = match on {
@@ -213,11 +248,12 @@ impl LiveRuns {
             }
         };
         request.events = Some(events_tx);
+        request.deltas = Some(deltas_tx);
         request.cancel = self.shutdown.child_token();
         let (started_tx, started_rx) = oneshot::channel();
         let this = self.clone();
         self.tasks.spawn(async move {
-            this.drive(engine, request, events_rx, started_tx, permit)
+            this.drive(engine, request, (events_rx, deltas_rx), started_tx, permit)
                 .await
         });
         match started_rx.await {
@@ -233,7 +269,7 @@ impl LiveRuns {
         self: Arc<Self>,
         engine: Engine,
         request: RunRequest,
-        mut events_rx: mpsc::Receiver<EngineEvent>,
+        (mut events_rx, mut deltas_rx): (mpsc::Receiver<EngineEvent>, mpsc::Receiver<ModelDelta>),
         started: oneshot::Sender<Result<Arc<LiveRun>, StartError>>,
         _permit: OwnedSemaphorePermit,
     ) {
@@ -262,6 +298,7 @@ impl LiveRuns {
             inner: Mutex::new(LiveInner {
                 events: Vec::with_capacity(64),
                 result: None,
+                deltas: Vec::new(),
             }),
             changed,
         });
@@ -269,8 +306,15 @@ impl LiveRuns {
         self.lock().insert(live.run_id, live.clone());
         let _ = started.send(Ok(live.clone()));
 
-        while let Some(event) = events_rx.recv().await {
-            live.push(event);
+        loop {
+            tokio::select! {
+                biased;
+                event = events_rx.recv() => match event {
+                    Some(event) => live.push(event),
+                    None => break,
+                },
+                Some(delta) = deltas_rx.recv() => live.push_delta(delta),
+            }
         }
         let result = match run.await {
             Ok(Ok(outcome)) => RunResult::Ended {

@@ -33,8 +33,8 @@ const INSERT_RUN: &str = "INSERT INTO diagnosis_run (session_id, status, agent_f
 const INSERT_STEP: &str = "INSERT INTO agent_step (run_id, session_id, seq, step_index, \
      agent_name, attempt, model_input, model_output, thought, has_tool_call, duration_ms, \
      token_count, error_message, created_at, prompt_tokens, completion_tokens, \
-     reasoning_tokens, cached_tokens, cost_usd) \
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+     reasoning_tokens, cached_tokens, cost_usd, parse_error) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const FIND_STEP: &str =
     "SELECT id, agent_name, step_index FROM agent_step WHERE run_id = ? AND seq = ?";
 const INSERT_INVOCATION: &str = "INSERT INTO tool_invocation (run_id, session_id, step_id, seq, \
@@ -180,6 +180,7 @@ impl Recorder for Store {
                 .bind(step.usage.reasoning_tokens.map(to_i64))
                 .bind(step.usage.cached_tokens.map(to_i64))
                 .bind(step.usage.cost_usd.filter(|c| c.is_finite()))
+                .bind(step.parse_error.as_deref())
                 .execute(&mut *tx).await;
             let id = match inserted {
                 Ok(r) => Ok(r.insert_id()),

@@ -27,7 +27,7 @@ const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, mod
 const STEPS: &str = "SELECT id, run_id, session_id, seq, step_index, agent_name, attempt, \
      model_input, model_output, thought, has_tool_call, duration_ms, token_count, \
      error_message, created_at, prompt_tokens, completion_tokens, reasoning_tokens, \
-     cached_tokens, cost_usd FROM agent_step WHERE run_id = ? ORDER BY seq, id";
+     cached_tokens, cost_usd, parse_error FROM agent_step WHERE run_id = ? ORDER BY seq, id";
 const INVOCATIONS: &str = "SELECT id, run_id, session_id, step_id, seq, tool_name, \
      input_params, output_preview, output_length, retrieval_layer, l0_match_count, \
      l1_match_count, is_truncated, relevance_level, dedup_reason, retrieval_details, \
@@ -116,6 +116,7 @@ fn step_row(r: &impl RowExt) -> Result<TracedStep, sqlx::Error> {
         error: r.opt_text("error_message")?,
         created_at: ms_to_rfc3339(r.int("created_at")?),
         usage: step_usage(r)?,
+        parse_error: r.opt_text("parse_error")?,
     })
 }
 

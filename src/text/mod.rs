@@ -19,6 +19,7 @@ pub mod facts;
 #[cfg(test)]
 mod props;
 mod sanitize;
+pub mod sse;
 mod truncate;
 mod url;
 

@@ -57,6 +57,9 @@ pub enum EventKind {
         /// before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<crate::vocab::usage::Usage>,
+        /// Why the answer was rejected as the role's contract.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parse_error: Option<String>,
     },
     /// Shared with the run state: a run's events and its state hold the
     /// same record, not copies.
@@ -92,4 +95,35 @@ impl EngineEvent {
     pub fn is_terminal(&self) -> bool {
         matches!(self.kind, EventKind::RunFinished(_))
     }
+}
+
+/// Which part of a streamed answer a [`ModelDelta`] extends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaPart {
+    /// Reasoning the server sends beside the answer (`reasoning_content`).
+    Reasoning,
+    /// The answer text.
+    Content,
+    /// A tool call begins: its name.
+    ToolCall,
+    /// A piece of the arguments of the tool call begun last.
+    ToolArguments,
+}
+
+/// A piece of a model answer as it streams in, for live views only. Not an
+/// [`EngineEvent`]: it has no sequence number, is never journaled and a
+/// replay does not re-create it (the step's recorded output stands for
+/// it). Pieces sent while a viewer lags arrive merged; the call's
+/// `ModelCalled` event ends its text either way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelDelta {
+    pub run_id: i64,
+    /// The agent step this call will be recorded as (1-based, per run), so
+    /// a viewer starts a fresh text for each call.
+    pub step_index: u32,
+    pub role: AgentRole,
+    pub attempt: u32,
+    pub part: DeltaPart,
+    pub text: String,
 }

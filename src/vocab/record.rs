@@ -77,6 +77,10 @@ pub struct AgentStep {
     /// Prompt / completion (reasoning, cached) tokens and cost of the call.
     #[serde(default)]
     pub usage: super::usage::Usage,
+    /// Why `model_output` was rejected as the role's contract (None: it
+    /// was used, or there was nothing to parse).
+    #[serde(default)]
+    pub parse_error: Option<String>,
 }
 
 /// The run row's final write: how the run ended, plus its totals and

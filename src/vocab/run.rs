@@ -272,6 +272,10 @@ pub struct RunSummary {
     /// Model tokens the run used (0 while it runs).
     #[serde(default)]
     pub tokens: u64,
+    /// USD, the sum of its priced model calls so far; None when no call
+    /// had a price.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
 }
 
 /// How a run ended: the one shape the engine returns (inside

@@ -163,6 +163,10 @@ pub struct TracedStep {
     /// Prompt / completion (reasoning, cached) tokens and cost of the call.
     #[serde(default)]
     pub usage: Usage,
+    /// Why `modelOutput` was rejected as the role's contract; null when it
+    /// was used or there was nothing to parse.
+    #[serde(default)]
+    pub parse_error: Option<String>,
 }
 
 /// A tool_invocation row.

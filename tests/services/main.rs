@@ -40,6 +40,7 @@ mod mcp_serve;
 mod mcp_server;
 mod openai_engine;
 mod openai_provider;
+mod openai_streaming;
 mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;

@@ -208,6 +208,7 @@ fn step(run_id: i64, seq: u32, index: u32, agent: &str) -> AgentStep {
         token_count: 1,
         error: None,
         usage: Default::default(),
+        parse_error: None,
     }
 }
 

@@ -114,6 +114,7 @@ impl RunBuilder {
             tool_calls: 0,
             error: None,
             usage: None,
+            parse_error: None,
         })
     }
 

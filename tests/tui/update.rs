@@ -232,6 +232,7 @@ fn a_live_run_asks_before_anything_stops_it_and_x_cancels_it() {
         question: "q".into(),
         created_at: String::new(),
         tokens: 0,
+        cost_usd: None,
     }];
     state.focus = Pane::Runs;
     assert!(update(&mut state, key(KeyCode::Enter)).is_empty());

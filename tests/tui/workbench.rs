@@ -513,6 +513,7 @@ fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSum
         question: format!("question {id}"),
         created_at: "2026-07-08T23:05:28.000Z".into(),
         tokens: 1_500 + id as u64,
+        cost_usd: None,
     }
 }
 

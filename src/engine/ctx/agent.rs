@@ -12,7 +12,7 @@ use crate::text::truncate_bytes;
 use crate::vocab::contracts::ParseFailure;
 use crate::vocab::contracts::reasoning_around_json;
 use crate::vocab::dto::AgentInput;
-use crate::vocab::events::EventKind;
+use crate::vocab::events::{DeltaPart, EventKind, ModelDelta};
 use crate::vocab::graph::Outcome;
 use crate::vocab::record::AgentStep;
 use crate::vocab::tool::ToolSpec;
@@ -64,7 +64,10 @@ pub(crate) fn step_text(text: &str) -> String {
 
 impl RunCtx<'_> {
     /// Calls the model once, records the agent step and emits ModelCalled.
-    /// `model_input` is what the step row keeps (see [`step_text`]).
+    /// `model_input` is what the step row keeps (see [`step_text`]);
+    /// `parse_error` says why an answer is unusable as the role's
+    /// contract (None: usable, or not an answer to parse), and the step
+    /// keeps that reason beside the raw output.
     pub async fn call_model(
         &mut self,
         attempt: u32,
@@ -72,6 +75,7 @@ impl RunCtx<'_> {
         messages: Vec<Message>,
         (tools, tool_choice): (Vec<Arc<ToolSpec>>, ToolChoice),
         model_input: String,
+        parse_error: &(dyn Fn(&ChatResponse) -> Option<String> + Sync),
     ) -> Result<(ModelCall, Vec<Message>), Unhandled> {
         let role = input.role();
         let request = ChatRequest {
@@ -110,6 +114,7 @@ impl RunCtx<'_> {
         });
         let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
+        let parse_error = response.as_ref().ok().and_then(parse_error);
         let (model_output, thought, has_tool_call, tokens, tool_calls, error) = match &response {
             Ok(r) => {
                 let has_calls = !r.tool_calls.is_empty();
@@ -194,6 +199,7 @@ impl RunCtx<'_> {
             token_count: tokens,
             error: error.clone(),
             usage,
+            parse_error: parse_error.clone(),
         };
         let step_id = self.engine.recorder.record_step(&step).await?;
         self.emit(EventKind::ModelCalled {
@@ -205,6 +211,7 @@ impl RunCtx<'_> {
             tool_calls,
             error,
             usage: Some(usage),
+            parse_error,
         })
         .await?;
         if cancelled {
@@ -223,7 +230,7 @@ impl RunCtx<'_> {
         request: &ChatRequest,
     ) -> Result<ChatResponse, ModelError> {
         let Some(deadline) = self.engine.config.run_deadline else {
-            return self.engine.model.chat(request).await;
+            return self.chat_live(request).await;
         };
         let reached = || {
             ModelError::new(
@@ -239,9 +246,33 @@ impl RunCtx<'_> {
         if left.is_zero() {
             return Err(reached());
         }
-        tokio::time::timeout(left, self.engine.model.chat(request))
+        tokio::time::timeout(left, self.chat_live(request))
             .await
             .unwrap_or_else(|_| Err(reached()))
+    }
+
+    /// The model call, its streamed pieces sent to live viewers when there
+    /// are any.
+    async fn chat_live(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let Some(out) = &self.deltas else {
+            return self.engine.model.chat(request).await;
+        };
+        let (run_id, role, attempt) = (self.state.run_id, request.role(), request.attempt);
+        // The step this call is recorded as once it returns.
+        let step_index = self.state.counters.agent_steps + 1;
+        let sink = |part: DeltaPart, text: &str| {
+            out.send(ModelDelta {
+                run_id,
+                step_index,
+                role,
+                attempt,
+                part,
+                text: text.to_string(),
+            })
+        };
+        let response = self.engine.model.chat_streaming(request, &sink).await;
+        out.end_call();
+        response
     }
 
     /// The wait before the retry that follows a retryable failure of
@@ -271,13 +302,14 @@ impl RunCtx<'_> {
         attempt: u32,
         input: AgentInput,
         contract: &str,
-        parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
+        parse: impl Fn(&str) -> Result<T, ParseFailure> + Sync,
     ) -> Result<Result<T, NodeResult>, Unhandled> {
         let mut messages = self.engine.prompts.render(&input);
         if attempt > 1 {
             messages.push(format_reminder(contract));
         }
         let model_input = step_text(rendered_input(&messages));
+        let parse_error = |r: &ChatResponse| judge(r, &parse).err().map(|n| n.detail);
         let (call, _) = self
             .call_model(
                 attempt,
@@ -285,6 +317,7 @@ impl RunCtx<'_> {
                 messages,
                 (vec![], ToolChoice::Auto),
                 model_input,
+                &parse_error,
             )
             .await?;
         Ok(classify(call.response, parse))
@@ -297,28 +330,35 @@ pub(crate) fn classify<T>(
     response: Result<ChatResponse, ModelError>,
     parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
 ) -> Result<T, NodeResult> {
-    let response = match response {
-        Ok(r) => r,
+    match response {
+        Ok(r) => judge(&r, parse),
         Err(e) => {
             let outcome = if e.is_retryable() {
                 Outcome::RetryableFailed
             } else {
                 Outcome::NonRetryableFailed
             };
-            return Err(NodeResult {
+            Err(NodeResult {
                 outcome,
                 detail: format!("model error: {}", truncate_bytes(&e.to_string(), 200)),
-            });
+            })
         }
-    };
+    }
+}
+
+/// An answer of a JSON-only role as its contract, or why it is not one.
+fn judge<T>(
+    response: &ChatResponse,
+    parse: impl FnOnce(&str) -> Result<T, ParseFailure>,
+) -> Result<T, NodeResult> {
     if response.finish_reason == FinishReason::Length {
         return Err(invalid("output truncated at the token limit"));
     }
-    let text = response.content.unwrap_or_default();
+    let text = response.content.as_deref().unwrap_or_default();
     if text.trim().is_empty() && !response.tool_calls.is_empty() {
         return Err(invalid("tool calls instead of a JSON answer"));
     }
-    parse(&text).map_err(|f| invalid(&format!("{}: {}", parse_status_str(f.status), f.detail)))
+    parse(text).map_err(|f| invalid(&format!("{}: {}", parse_status_str(f.status), f.detail)))
 }
 
 pub(crate) fn invalid(detail: &str) -> NodeResult {

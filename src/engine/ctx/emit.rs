@@ -1,13 +1,15 @@
 //! The one place events leave the engine: sequence numbers, timestamps,
-//! the live channel and the recorder's journal.
+//! the live channel and the recorder's journal; and, beside them, the
+//! pieces of streamed answers for live views ([`DeltaOut`]).
 //!
 //! Every event is kept in memory first, so that after a store failure the
 //! not-yet-persisted tail can be retried and the outcome still carries the
 //! full sequence.
 
-use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::record::{RecordError, Recorder};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -95,5 +97,55 @@ impl Emitter {
 
     pub fn into_events(self) -> Vec<EngineEvent> {
         self.events
+    }
+}
+
+/// The live channel of streamed answer pieces. A piece the channel has no
+/// room for waits, merged with the pieces after it of the same part, until
+/// there is room: a slow viewer gets fewer, longer pieces, never a gap,
+/// and the model call is never held up by a viewer.
+pub(crate) struct DeltaOut {
+    sender: mpsc::Sender<ModelDelta>,
+    waiting: Mutex<VecDeque<ModelDelta>>,
+}
+
+impl DeltaOut {
+    pub fn new(sender: mpsc::Sender<ModelDelta>) -> DeltaOut {
+        DeltaOut {
+            sender,
+            waiting: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    pub fn send(&self, delta: ModelDelta) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        match waiting.back_mut() {
+            Some(last) if last.step_index == delta.step_index && last.part == delta.part => {
+                last.text.push_str(&delta.text)
+            }
+            _ => waiting.push_back(delta),
+        }
+        while let Some(next) = waiting.pop_front() {
+            match self.sender.try_send(next) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(next)) => {
+                    waiting.push_front(next);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    waiting.clear();
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The call ended: pieces still waiting are dropped (its ModelCalled
+    /// event and recorded step carry the whole answer).
+    pub fn end_call(&self) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }

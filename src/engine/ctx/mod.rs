@@ -6,8 +6,8 @@
 mod agent;
 mod emit;
 
-pub(crate) use agent::{NodeResult, invalid, rendered_input, step_text};
-pub(crate) use emit::Emitter;
+pub(crate) use agent::{NodeResult, invalid, parse_status_str, rendered_input, step_text};
+pub(crate) use emit::{DeltaOut, Emitter};
 
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
@@ -76,6 +76,8 @@ pub(crate) struct RunCtx<'a> {
     /// The wait owed before the next model call: set by a retryable model
     /// failure, whose technical retry is that next call.
     pub backoff: Option<std::time::Duration>,
+    /// Where the pieces of streamed answers go, when someone watches live.
+    pub deltas: Option<DeltaOut>,
 }
 
 impl RunCtx<'_> {

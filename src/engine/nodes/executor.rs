@@ -9,10 +9,12 @@
 //! makes it TOOL_BLOCKED, a model error FAILED, anything else
 //! INVALID_OUTPUT. The Executor is never retried.
 
-use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, rendered_input, step_text};
+use crate::engine::ctx::{
+    NodeResult, RunCtx, Unhandled, parse_status_str, rendered_input, step_text,
+};
 use crate::engine::invoker::unexecuted_message;
 use crate::engine::unchecked::{Met, Origin};
-use crate::model::{FinishReason, Message, ModelError, ToolChoice};
+use crate::model::{ChatResponse, FinishReason, Message, ModelError, ToolChoice};
 use crate::text::truncate_bytes;
 use crate::vocab::contracts::{ParseFailure, ParseStatus, parse_executor_evidence};
 use crate::vocab::dto::{AgentInput, ExecutorInput, PlannerMode};
@@ -79,6 +81,14 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
             ToolChoice::Auto
         };
         turns += 1;
+        // The turn that ends the conversation is the answer to parse.
+        let parse_error = |r: &ChatResponse| {
+            if !(r.tool_calls.is_empty() || forced) {
+                return None;
+            }
+            answer_failure(r.content.as_deref().unwrap_or_default(), r.finish_reason)
+                .map(|f| format!("{}: {}", parse_status_str(f.status), f.detail))
+        };
         let (call, returned) = ctx
             .call_model(
                 attempt,
@@ -86,6 +96,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
                 messages,
                 (specs.clone(), choice),
                 std::mem::take(&mut model_input),
+                &parse_error,
             )
             .await?;
         messages = returned;
@@ -148,9 +159,7 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
 
     let model_failed = matches!(end, End::ModelError(_));
     let failure = match end {
-        End::Text(_, FinishReason::Length) => {
-            ParseFailure::malformed("output truncated at the token limit")
-        }
+        End::Text(_, FinishReason::Length) => truncated(),
         End::Text(text, _) => match parse_executor_evidence(&text) {
             Ok(output) => {
                 let detail = format!("{} claim(s), {} tool call(s)", output.claims.len(), calls);
@@ -186,4 +195,16 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         _ => detail,
     };
     Ok(NodeResult { outcome, detail })
+}
+
+/// Why the Executor's final answer is not its contract, if it is not.
+fn answer_failure(text: &str, finish: FinishReason) -> Option<ParseFailure> {
+    if finish == FinishReason::Length {
+        return Some(truncated());
+    }
+    parse_executor_evidence(text).err()
+}
+
+fn truncated() -> ParseFailure {
+    ParseFailure::malformed("output truncated at the token limit")
 }

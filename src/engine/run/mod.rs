@@ -10,7 +10,7 @@
 mod finish;
 mod glue;
 
-use crate::engine::ctx::{Emitter, NodeResult, RunCtx, Unhandled};
+use crate::engine::ctx::{DeltaOut, Emitter, NodeResult, RunCtx, Unhandled};
 
 use crate::engine::graph;
 use crate::engine::invoker::ToolInvoker;
@@ -248,6 +248,7 @@ impl Engine {
             cancel: request.cancel.clone(),
             sources: Arc::clone(&sources),
             backoff: None,
+            deltas: request.deltas.take().map(DeltaOut::new),
         };
         let gate = request.step_gate.take();
         let scenario = request.scenario.take();

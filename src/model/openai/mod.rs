@@ -17,7 +17,9 @@ mod wire;
 pub use wire::{parse_response, request_body};
 
 use crate::config::{MaxTokensField, ModelConfig};
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorKind};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, DeltaPart, DeltaSink, ModelError, ModelErrorKind,
+};
 use crate::text::mask_url;
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
@@ -65,6 +67,9 @@ pub struct OpenAiConfig {
     pub max_tokens_field: MaxTokensField,
     /// Omitted from the request unless set.
     pub temperature: Option<f64>,
+    /// Ask for a streamed answer (SSE); its pieces reach the caller's
+    /// delta sink as they arrive, and usage comes from the final chunk.
+    pub streaming: bool,
     /// Merged into every request body.
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Wait before the one 429 retry when the server sends no Retry-After.
@@ -102,6 +107,7 @@ impl OpenAiConfig {
             max_tokens: None,
             max_tokens_field: MaxTokensField::MaxTokens,
             temperature: None,
+            streaming: false,
             extra_body: serde_json::Map::new(),
             rate_limit_backoff: Duration::from_millis(500),
             max_rate_limit_backoff: Duration::from_secs(
@@ -123,6 +129,7 @@ impl OpenAiConfig {
             max_tokens: model.max_tokens,
             max_tokens_field: model.max_tokens_field,
             temperature: model.temperature,
+            streaming: model.streaming,
             extra_body: model
                 .extra_body
                 .iter()
@@ -198,42 +205,106 @@ impl OpenAiModel {
         })
     }
 
+    fn redacted(&self, mut e: ModelError) -> ModelError {
+        e.message = errors::redact(&e.message, self.key());
+        e
+    }
+
     fn key(&self) -> Option<&str> {
         self.cfg.api_key.as_ref().map(ApiKey::expose)
     }
 
-    /// One HTTP exchange: status, headers and the (bounded) body.
-    async fn post(
+    /// Sends the request: the response with its body still to read.
+    async fn send(
         &self,
         body: &serde_json::Value,
         timeout: Duration,
-    ) -> Result<(u16, HeaderMap, Vec<u8>), ModelError> {
+    ) -> Result<reqwest::Response, ModelError> {
+        let accept = if self.cfg.streaming {
+            "text/event-stream, application/json"
+        } else {
+            "application/json"
+        };
         let mut req = self
             .client
             .post(self.endpoint.clone())
             .timeout(timeout)
-            .header(reqwest::header::ACCEPT, "application/json")
+            .header(reqwest::header::ACCEPT, accept)
             .json(body);
         if let Some(key) = self.key() {
             req = req.bearer_auth(key);
         }
-        // Without the URL: its query string may hold a secret.
-        let transport =
-            |e: reqwest::Error| errors::transport_error(&e.without_url(), &self.shown_url, timeout);
-        let mut resp = req.send().await.map_err(transport)?;
+        req.send().await.map_err(|e| self.transport(e, timeout))
+    }
+
+    /// Without the URL: its query string may hold a secret.
+    fn transport(&self, e: reqwest::Error, timeout: Duration) -> ModelError {
+        errors::transport_error(&e.without_url(), &self.shown_url, timeout)
+    }
+
+    /// One request: its status, headers and the response whose body is
+    /// still to read.
+    async fn post(
+        &self,
+        body: &serde_json::Value,
+        timeout: Duration,
+    ) -> Result<(u16, HeaderMap, reqwest::Response), ModelError> {
+        let resp = self.send(body, timeout).await?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
+        Ok((status, headers, resp))
+    }
+
+    /// The whole body, bounded.
+    async fn read_all(
+        &self,
+        mut resp: reqwest::Response,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, ModelError> {
         let mut bytes = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e, timeout))? {
             if bytes.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(ModelError::new(
-                    ModelErrorKind::Protocol,
-                    format!("response body larger than {} MiB", MAX_BODY_BYTES >> 20),
-                ));
+                return Err(too_large());
             }
             bytes.extend_from_slice(&chunk);
         }
-        Ok((status, headers, bytes))
+        Ok(bytes)
+    }
+
+    /// A streamed body read as it arrives, each piece reported to
+    /// `deltas`; a connection that breaks mid-stream is a transport
+    /// failure like any other, and a stream that ends early is cut.
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        timeout: Duration,
+        deltas: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, ModelError> {
+        let mut assembler = stream::Assembler::default();
+        let mut sink = |part: DeltaPart, piece: &str| {
+            if let Some(d) = deltas {
+                d(part, piece);
+            }
+        };
+        let mut read = 0usize;
+        loop {
+            let chunk = match resp.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(e) => {
+                    let mut e = self.transport(e, timeout);
+                    e.message =
+                        format!("{} (mid-stream; the partial answer is not used)", e.message);
+                    return Err(e);
+                }
+            };
+            read += chunk.len();
+            if read > MAX_BODY_BYTES {
+                return Err(too_large());
+            }
+            assembler.feed(&chunk, &mut sink)?;
+        }
+        wire::parse_value(assembler.finish(&mut sink)?)
     }
 
     /// The server's wait hint of a 429 or 503: `retry-after-ms` (OpenAI's
@@ -257,14 +328,23 @@ impl OpenAiModel {
         e
     }
 
-    async fn exchange(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+    async fn exchange(
+        &self,
+        request: &ChatRequest,
+        deltas: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, ModelError> {
         let deadline = Instant::now() + self.cfg.timeout;
         let body = wire::request_body(&self.cfg, request);
-        let (mut status, mut headers, mut bytes) = self.post(&body, self.cfg.timeout).await?;
+        let (mut status, mut headers, mut resp) = self.post(&body, self.cfg.timeout).await?;
+        let mut budget = self.cfg.timeout;
         let mut notes = Vec::new();
         // One back-off inside the budget for a rate limit; never for an
         // exhausted quota, which waiting does not cure.
-        if status == 429 && errors::status_error(status, &bytes).kind != ModelErrorKind::Quota {
+        if status == 429 {
+            let bytes = self.read_all(resp, budget).await?;
+            if errors::status_error(status, &bytes).kind == ModelErrorKind::Quota {
+                return Err(self.status_failure(status, &headers, &bytes));
+            }
             let hinted = Self::retry_hint(&headers);
             let cap = self.cfg.max_rate_limit_backoff;
             let wait = hinted.unwrap_or(self.cfg.rate_limit_backoff).min(cap);
@@ -281,38 +361,64 @@ impl OpenAiModel {
                 return Err(e);
             }
             tokio::time::sleep(wait).await;
-            (status, headers, bytes) = self.post(&body, remaining).await?;
-            let how = match hinted {
-                Some(h) if h > cap => format!(
-                    " (Retry-After {} ms, capped at {} ms)",
-                    h.as_millis(),
-                    cap.as_millis()
-                ),
-                Some(_) => " (Retry-After)".to_string(),
-                None => String::new(),
-            };
+            budget = remaining;
+            (status, headers, resp) = self.post(&body, budget).await?;
             if status == 429 {
+                let bytes = self.read_all(resp, budget).await?;
                 let mut e = self.status_failure(status, &headers, &bytes);
                 e.message = format!(
-                    "{} (again after one back-off of {} ms{how})",
+                    "{} (again after one back-off of {} ms{})",
                     e.message,
-                    wait.as_millis()
+                    wait.as_millis(),
+                    capped(hinted, cap)
                 );
                 return Err(e);
             }
             notes.push(format!(
-                "429 back-off {} ms{how}, then retried once",
-                wait.as_millis()
+                "429 back-off {} ms{}, then retried once",
+                wait.as_millis(),
+                capped(hinted, cap)
             ));
         }
         if !(200..300).contains(&status) {
+            let bytes = self.read_all(resp, budget).await?;
             return Err(self.status_failure(status, &headers, &bytes));
         }
-        let mut response = wire::parse_response(&bytes)?;
+        let event_stream = headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        let mut response = if event_stream {
+            self.read_stream(resp, budget, deltas).await?
+        } else {
+            // Also a server that streams under another content type:
+            // `parse_response` recognises the frames.
+            wire::parse_response(&self.read_all(resp, budget).await?)?
+        };
         response.usage.cost_usd = self.cfg.price.map(|p| p.cost(&response.usage));
         response.notes.extend(notes);
         Ok(response)
     }
+}
+
+/// How a Retry-After was used, for messages and notes.
+fn capped(hinted: Option<Duration>, cap: Duration) -> String {
+    match hinted {
+        Some(h) if h > cap => format!(
+            " (Retry-After {} ms, capped at {} ms)",
+            h.as_millis(),
+            cap.as_millis()
+        ),
+        Some(_) => " (Retry-After)".to_string(),
+        None => String::new(),
+    }
+}
+
+fn too_large() -> ModelError {
+    ModelError::new(
+        ModelErrorKind::Protocol,
+        format!("response body larger than {} MiB", MAX_BODY_BYTES >> 20),
+    )
 }
 
 /// `{base}/chat/completions`, keeping the base's query string (Azure's
@@ -351,9 +457,18 @@ impl ChatModel for OpenAiModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        self.exchange(request).await.map_err(|mut e| {
-            e.message = errors::redact(&e.message, self.key());
-            e
-        })
+        self.exchange(request, None)
+            .await
+            .map_err(|e| self.redacted(e))
+    }
+
+    async fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        deltas: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        self.exchange(request, Some(deltas))
+            .await
+            .map_err(|e| self.redacted(e))
     }
 }

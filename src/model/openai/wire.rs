@@ -29,7 +29,11 @@ pub fn request_body(cfg: &OpenAiConfig, request: &ChatRequest) -> Value {
     if let Some(t) = cfg.temperature {
         body.insert("temperature".into(), json!(t));
     }
-    body.insert("stream".into(), json!(false));
+    body.insert("stream".into(), json!(cfg.streaming));
+    if cfg.streaming {
+        // Without it, a stream carries no token counts.
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
     if let Some(m) = cfg.max_tokens {
         body.insert(cfg.max_tokens_field.as_str().into(), json!(m));
     }
@@ -128,7 +132,7 @@ pub fn parse_response(body: &[u8]) -> Result<ChatResponse, ModelError> {
     parse_value(value)
 }
 
-fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
+pub(super) fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
     let Value::Object(root) = value else {
         return Err(protocol("response body is not a JSON object"));
     };

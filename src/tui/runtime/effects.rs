@@ -8,7 +8,7 @@ use super::TuiContext;
 use crate::engine::{Engine, RunRequest, StepCommand, StepGate};
 use crate::server::client::ServerClient;
 use crate::tui::update::{Command, Msg};
-use crate::vocab::events::EngineEvent;
+use crate::vocab::events::{EngineEvent, ModelDelta};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -326,7 +326,9 @@ impl Effects {
                 }
             };
             let (events_tx, mut events_rx) = mpsc::channel::<EngineEvent>(EVENT_CHANNEL);
+            let (deltas_tx, mut deltas_rx) = mpsc::channel::<ModelDelta>(EVENT_CHANNEL);
             request.events = Some(events_tx);
+            request.deltas = Some(deltas_tx);
             request.cancel = cancel;
             request.step_gate = gate_rx.map(|commands| StepGate { commands });
             // The run in its own task, so a panic in the engine becomes an
@@ -338,16 +340,21 @@ impl Effects {
                 outcome
             });
             let mut forwarded = 0usize;
-            while let Some(event) = events_rx.recv().await {
-                forwarded += 1;
-                if tx
-                    .send(Msg::Engine {
-                        generation,
-                        event: Box::new(event),
-                    })
-                    .await
-                    .is_err()
-                {
+            loop {
+                // Events first; a piece that comes after the event that
+                // ended its call is dropped by the view.
+                let msg = tokio::select! {
+                    biased;
+                    event = events_rx.recv() => match event {
+                        Some(event) => {
+                            forwarded += 1;
+                            Msg::Engine { generation, event: Box::new(event) }
+                        }
+                        None => break,
+                    },
+                    Some(delta) = deltas_rx.recv() => Msg::Delta { generation, delta: Box::new(delta) },
+                };
+                if tx.send(msg).await.is_err() {
                     return;
                 }
             }

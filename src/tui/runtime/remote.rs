@@ -9,7 +9,7 @@ use crate::server::client::ServerClient;
 use crate::server::events::{self, StreamItem};
 use crate::store::Store;
 use crate::tui::update::Msg;
-use crate::vocab::events::EngineEvent;
+use crate::vocab::events::{EngineEvent, ModelDelta};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,8 +104,13 @@ async fn follow_server(
     let cancel_run = cancel_run.unwrap_or_default();
     let mut alive = alive;
     let (events_tx, mut events_rx) = mpsc::channel::<EngineEvent>(super::effects::EVENT_CHANNEL);
+    let (deltas_tx, mut deltas_rx) = mpsc::channel::<ModelDelta>(super::effects::EVENT_CHANNEL);
     let client = server.clone();
-    let follow = tokio::spawn(async move { client.follow(run_id, 0, &events_tx).await });
+    let follow = tokio::spawn(async move {
+        client
+            .follow_live(run_id, 0, &events_tx, Some(&deltas_tx))
+            .await
+    });
     let mut cancel_sent = false;
     loop {
         let event = tokio::select! {
@@ -115,14 +120,11 @@ async fn follow_server(
                 request_cancel(server.clone(), run_id, alive.take());
                 continue;
             }
-            e = events_rx.recv() => e,
+            e = events_rx.recv() => e.map(|event| Msg::Engine { generation, event: Box::new(event) }),
+            Some(delta) = deltas_rx.recv() => Some(Msg::Delta { generation, delta: Box::new(delta) }),
             _ = stop.cancelled() => None,
         };
-        let Some(event) = event else { break };
-        let msg = Msg::Engine {
-            generation,
-            event: Box::new(event),
-        };
+        let Some(msg) = event else { break };
         if tx.send(msg).await.is_err() {
             follow.abort();
             return;
@@ -188,6 +190,8 @@ pub fn tail_store(
                         return;
                     }
                 }
+                // A run tailed from the database has no streamed pieces.
+                Ok(StreamItem::Delta(_)) => {}
                 Ok(StreamItem::End(_)) => break,
                 Err(e) => {
                     error = Some(e.to_string());

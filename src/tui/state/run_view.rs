@@ -4,7 +4,7 @@
 //! the live run showed after its k-th event.
 
 use crate::vocab::contracts::GatekeeperResult;
-use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::events::{DeltaPart, EngineEvent, EventKind, ModelDelta};
 use crate::vocab::graph::{NodeId, Outcome, ReasonCode};
 use crate::vocab::run::{RunEnd, RunSources, VerdictSnapshot};
 use crate::vocab::tool::ToolInvocation;
@@ -57,7 +57,24 @@ pub struct RunView {
     pub finished: Option<RunEnd>,
     pub events_applied: usize,
     pub last_at_ms: u64,
+    /// The streamed answer of the model call in progress, as far as it
+    /// has arrived (live runs with a streaming model only).
+    pub streaming: Option<StreamingText>,
 }
+
+/// A model answer growing as its pieces arrive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamingText {
+    pub step_index: u32,
+    pub role: Option<crate::vocab::agent::AgentRole>,
+    pub reasoning: String,
+    /// The answer text, and tool calls as they are written.
+    pub content: String,
+}
+
+/// What one streamed call may hold on screen; the head goes first, since
+/// the pane shows the newest text.
+const STREAMING_KEEP: usize = 64 * 1024;
 
 impl RunView {
     pub fn fold<'a>(events: impl IntoIterator<Item = &'a EngineEvent>) -> RunView {
@@ -111,6 +128,7 @@ impl RunView {
                 usage,
                 ..
             } => {
+                self.streaming = None;
                 self.model_calls += 1;
                 self.tokens += tokens;
                 if let Some(u) = usage {
@@ -153,6 +171,7 @@ impl RunView {
                 };
             }
             EventKind::RunFinished(end) => {
+                self.streaming = None;
                 self.current = None;
                 self.pending_edge = None;
                 if end.effective_verdict.is_some() {
@@ -160,6 +179,50 @@ impl RunView {
                 }
                 self.finished = Some(end.clone());
             }
+        }
+    }
+
+    /// A piece of the running call's streamed answer. Pieces are not
+    /// events: a replay never has them, and the call's ModelCalled event
+    /// ends the text.
+    pub fn apply_delta(&mut self, delta: &ModelDelta) {
+        // Every call ends in one ModelCalled event, so calls up to
+        // `model_calls` have ended and their late pieces are stale.
+        if self.finished.is_some()
+            || self.run_id.is_some_and(|id| id != delta.run_id)
+            || delta.step_index <= self.model_calls
+        {
+            return;
+        }
+        let text = self.streaming.get_or_insert_with(StreamingText::default);
+        if text.step_index != delta.step_index {
+            *text = StreamingText {
+                step_index: delta.step_index,
+                role: Some(delta.role),
+                ..StreamingText::default()
+            };
+        }
+        let into = match delta.part {
+            DeltaPart::Reasoning => &mut text.reasoning,
+            DeltaPart::Content | DeltaPart::ToolArguments => &mut text.content,
+            DeltaPart::ToolCall => {
+                if !text.content.is_empty() && !text.content.ends_with('\n') {
+                    text.content.push('\n');
+                }
+                text.content.push_str("→ ");
+                &mut text.content
+            }
+        };
+        into.push_str(&delta.text);
+        if delta.part == DeltaPart::ToolCall {
+            into.push(' ');
+        }
+        if into.len() > STREAMING_KEEP {
+            let mut cut = into.len() - STREAMING_KEEP / 2;
+            while !into.is_char_boundary(cut) {
+                cut += 1;
+            }
+            into.replace_range(..cut, "…");
         }
     }
 

@@ -8,11 +8,20 @@ use super::actions::subject_lines;
 use super::input::on_popup_action;
 use crate::tui::state::{AppState, DemoEntry, Mode, Popup, StoredRun};
 use crate::tui::view::chrome;
-use crate::vocab::events::{EngineEvent, EventKind};
+use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunSummary;
 use crate::vocab::run_trace::RunTrace;
 use ratatui::layout::Rect;
 use std::sync::Arc;
+
+/// A piece of a streamed answer, shown only at the live edge: a user
+/// stepping back through the run sees what was recorded at that step.
+pub(super) fn on_delta(state: &mut AppState, generation: u64, delta: &ModelDelta) {
+    let shown = &mut state.shown;
+    if generation == shown.generation && shown.follow && shown.cursor == shown.events.len() {
+        shown.view.apply_delta(delta);
+    }
+}
 
 pub(super) fn on_engine_event(state: &mut AppState, generation: u64, event: EngineEvent) {
     let shown = &mut state.shown;
@@ -208,6 +217,7 @@ fn remember_run(state: &mut AppState) {
         question: full.question.clone(),
         created_at: String::new(),
         tokens: full.tokens,
+        cost_usd: full.usage.cost_usd,
     });
     set_runs(state, runs);
     state

@@ -21,7 +21,7 @@ pub use actions::node_boundary;
 
 use crate::engine::StepCommand;
 use crate::tui::state::{AppState, DemoEntry};
-use crate::vocab::events::EngineEvent;
+use crate::vocab::events::{EngineEvent, ModelDelta};
 use crate::vocab::run::RunSummary;
 use crate::vocab::run_trace::RunTrace;
 use crossterm::event::{KeyEvent, KeyEventKind};
@@ -38,6 +38,11 @@ pub enum Msg {
     Engine {
         generation: u64,
         event: Box<EngineEvent>,
+    },
+    /// A piece of the answer a model of that source's run is streaming.
+    Delta {
+        generation: u64,
+        delta: Box<ModelDelta>,
     },
     /// The source finished; `error` is set when it failed.
     SourceDone {
@@ -138,6 +143,10 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
         }
         Msg::Engine { generation, event } => {
             events::on_engine_event(state, generation, *event);
+            vec![]
+        }
+        Msg::Delta { generation, delta } => {
+            events::on_delta(state, generation, &delta);
             vec![]
         }
         Msg::SourceDone { generation, error } => {

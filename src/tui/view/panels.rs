@@ -310,11 +310,47 @@ impl AnswerPane<'_> {
                         lines.push(Line::styled(status, t.style(Role::Muted)));
                     }
                 }
+                streaming_lines(&mut lines, v, t);
                 pack_warnings(&mut lines, v, t);
             }
         }
         Text::from(lines)
     }
+}
+
+/// Lines of a streamed answer the pane shows at most: the newest ones.
+const STREAMING_LINES: usize = 16;
+
+/// The answer the running node's model is streaming, as far as it has
+/// arrived: its reasoning muted, then its text; the newest lines when
+/// it is long.
+fn streaming_lines(lines: &mut Vec<Line<'static>>, v: &RunView, t: &Theme) {
+    let Some(text) = &v.streaming else {
+        return;
+    };
+    let mut body: Vec<Line<'static>> = Vec::new();
+    for l in sanitize_multiline(&text.reasoning).lines() {
+        body.push(Line::styled(format!("· {l}"), t.style(Role::Muted)));
+    }
+    for l in sanitize_multiline(&text.content).lines() {
+        body.push(Line::styled(l.to_string(), t.style(Role::Text)));
+    }
+    let role = text.role.map_or("model", |r| r.as_str());
+    lines.push(Line::styled(
+        format!(
+            "{role} is writing ({} characters so far):",
+            text.reasoning.chars().count() + text.content.chars().count()
+        ),
+        t.style(Role::Muted),
+    ));
+    let skip = body.len().saturating_sub(STREAMING_LINES);
+    if skip > 0 {
+        lines.push(Line::styled(
+            format!("… {skip} earlier line(s)"),
+            t.style(Role::Muted),
+        ));
+    }
+    lines.extend(body.into_iter().skip(skip));
 }
 
 /// Pack warnings shown with the answer: the first few, then a count.

@@ -17,6 +17,7 @@ use crate::tui::theme::Role;
 use crate::vocab::contracts::BindingStatus;
 use crate::vocab::run::{RunStatus, RunSummary};
 use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
+use crate::vocab::usage::cost_text;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -235,38 +236,60 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
     let (start, end) = window(state.sel.runs, list.len(), h);
     let shown = list.get(start..end).unwrap_or_default();
     let times: Vec<String> = shown.iter().map(|r| short_time(&r.created_at)).collect();
-    let widths = columns::fit(
-        width,
-        SPACING,
-        &[
+    // The cost column only when a shown run had a priced model: the
+    // offline model's runs have no cost to show.
+    let costs: Option<Vec<String>> = shown.iter().any(|r| r.cost_usd.is_some()).then(|| {
+        shown
+            .iter()
+            .map(|r| r.cost_usd.map(cost_text).unwrap_or_default())
+            .collect()
+    });
+    let mut cols = vec![
+        Col::fit(
+            "run",
+            columns::widest_number(list.iter().map(|r| r.run_id))
+                + usize::from(state.compare_mark.is_some()),
+            3,
+        ),
+        Col::fit("time", columns::widest(times.iter().map(String::as_str)), 5).droppable(2),
+        // Every status whole: DEGRADED and CANCELLED included.
+        Col::fit("status", 9, 9),
+        Col::fit("verdict", 11, 11),
+        // `850ms`, `12.3s`, `4m05s`: at most six columns.
+        Col::fit("took", 6, 6).droppable(3),
+        Col::fit(
+            "tokens",
+            columns::widest_number(shown.iter().map(|r| r.tokens as i64)),
+            // Numbers are never cut: the column goes instead.
+            20,
+        )
+        .droppable(4),
+        Col::fit(
+            "session",
+            columns::widest(shown.iter().map(|r| r.session_id.as_str())),
+            7,
+        )
+        .droppable(1),
+        Col::fill(12, 1),
+    ];
+    let mut header = vec![
+        "run", "time", "status", "verdict", "took", "tokens", "session", "question",
+    ];
+    if let Some(costs) = &costs {
+        // Amounts are never cut either; the column goes first.
+        cols.insert(
+            6,
             Col::fit(
-                "run",
-                columns::widest_number(list.iter().map(|r| r.run_id))
-                    + usize::from(state.compare_mark.is_some()),
-                3,
-            ),
-            Col::fit("time", columns::widest(times.iter().map(String::as_str)), 5).droppable(2),
-            // Every status whole: DEGRADED and CANCELLED included.
-            Col::fit("status", 9, 9),
-            Col::fit("verdict", 11, 11),
-            // `850ms`, `12.3s`, `4m05s`: at most six columns.
-            Col::fit("took", 6, 6).droppable(3),
-            Col::fit(
-                "tokens",
-                columns::widest_number(shown.iter().map(|r| r.tokens as i64)),
-                // Numbers are never cut: the column goes instead.
+                "cost",
+                columns::widest(costs.iter().map(String::as_str)),
                 20,
             )
-            .droppable(4),
-            Col::fit(
-                "session",
-                columns::widest(shown.iter().map(|r| r.session_id.as_str())),
-                7,
-            )
-            .droppable(1),
-            Col::fill(12, 1),
-        ],
-    );
+            .droppable(5),
+        );
+        header.insert(6, "cost");
+    }
+    let session_col = header.iter().position(|h| *h == "session").unwrap_or(6);
+    let widths = columns::fit(width, SPACING, &cols);
     let rows = shown
         .iter()
         .zip(&times)
@@ -281,7 +304,7 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
             let session = if above == Some(r.session_id.as_str()) {
                 Span::styled("  ·", t.style(Role::Muted))
             } else {
-                Span::raw(id_cell(&r.session_id, widths[6]))
+                Span::raw(id_cell(&r.session_id, widths[session_col]))
             };
             let mut vcell = verdict_span(r.effective_verdict, t);
             if r.degraded {
@@ -293,29 +316,28 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
             } else {
                 r.run_id.to_string()
             };
-            Row::new(columns::shown(
-                &widths,
-                vec![
-                    Cell::from(id),
-                    Cell::from(time.clone()),
-                    Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
-                    Cell::from(vcell),
-                    Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
-                    Cell::from(if r.tokens > 0 {
-                        r.tokens.to_string()
-                    } else {
-                        String::new()
-                    }),
-                    Cell::from(session),
-                    Cell::from(cell_text(&r.question)),
-                ],
-            ))
+            let mut cells = vec![
+                Cell::from(id),
+                Cell::from(time.clone()),
+                Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
+                Cell::from(vcell),
+                Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
+                Cell::from(if r.tokens > 0 {
+                    r.tokens.to_string()
+                } else {
+                    String::new()
+                }),
+                Cell::from(session),
+                Cell::from(cell_text(&r.question)),
+            ];
+            if let Some(costs) = &costs {
+                cells.insert(6, Cell::from(costs[i].clone()));
+            }
+            Row::new(columns::shown(&widths, cells))
         })
         .collect();
     TableParts {
-        header: vec![
-            "run", "time", "status", "verdict", "took", "tokens", "session", "question",
-        ],
+        header,
         widths,
         rows,
         selected: Some(state.sel.runs.min(list.len().saturating_sub(1)) - start),

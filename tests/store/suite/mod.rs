@@ -275,6 +275,7 @@ pub async fn rerecording_is_idempotent(store: &Store) {
             cached_tokens: None,
             cost_usd: Some(0.00123),
         },
+        parse_error: Some("malformed: expected one JSON object".into()),
     };
     let a = store.record_step(&step).await.unwrap();
     let b = store.record_step(&step).await.unwrap();
@@ -307,6 +308,12 @@ pub async fn rerecording_is_idempotent(store: &Store) {
         "reasoning_tokens": 4, "cached_tokens": null, "cost_usd": 0.00123});
     assert_eq!(trace["steps"][0]["usage"], usage);
     assert_eq!(trace["run"]["usage"], usage, "the run sums its steps");
+    // The rejected output keeps why it was rejected.
+    assert_eq!(trace["steps"][0]["modelOutput"], "out");
+    assert_eq!(
+        trace["steps"][0]["parseError"],
+        "malformed: expected one JSON object"
+    );
 }
 
 /// A failed run ends FAILED with its reason and its partial trace.

@@ -113,6 +113,7 @@ impl Emitter<'_> {
                 cached_tokens: None,
                 cost_usd: Some(0.0025),
             },
+            parse_error: None,
         };
         let step_id = self.rec.record_step(&step).await.unwrap();
         self.emit_at(
@@ -126,6 +127,7 @@ impl Emitter<'_> {
                 tool_calls,
                 error: None,
                 usage: Some(step.usage),
+                parse_error: None,
             },
         )
         .await;
