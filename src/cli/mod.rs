@@ -14,6 +14,7 @@ mod export;
 mod inspect;
 mod mcp;
 pub mod out;
+mod progress;
 mod serve;
 mod setup;
 mod shipped;

@@ -106,7 +106,7 @@ impl Setup {
             (None, true) => None,
         };
         let pack = match pack_dir {
-            Some(dir) => Some(Arc::new(Pack::load(&dir)?)),
+            Some(dir) => Some(Arc::new(super::progress::load_pack(&dir)?)),
             None => None,
         };
         for warning in pack.iter().flat_map(|p| &p.warnings) {
@@ -192,7 +192,7 @@ impl Setup {
         config: &Config,
         dir: &std::path::Path,
     ) -> Result<Engine, CliError> {
-        let pack = Arc::new(Pack::load(dir)?);
+        let pack = Arc::new(super::progress::load_pack(dir)?);
         self.store.sync_knowledge(&pack).await?;
         let mut tools = registry(config, Some(&pack))?;
         self.mcp.register(&mut tools);

@@ -19,6 +19,8 @@ mod brain;
 mod checks;
 mod e2e;
 mod log_files;
+mod log_index;
+mod log_windows;
 mod pack_load;
 mod pack_props;
 mod pack_realdata;

@@ -20,7 +20,7 @@ const FLOOD: usize = 3_000;
 /// A pack whose `rm-client` service logs one error pattern `FLOOD` times
 /// over ten hours, an older different error a few times, and INFO noise,
 /// under a firing alert on that service.
-fn flood_pack(d: &Path) {
+pub fn flood_pack(d: &Path) {
     std::fs::write(
         d.join("pack.toml"),
         "name = \"flood\"\nservices = [\"rm-client\", \"web\"]\n",

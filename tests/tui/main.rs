@@ -20,6 +20,7 @@ mod event_loop;
 mod pty;
 mod sanitize;
 mod snapshots;
+mod sources;
 mod update;
 mod widths;
 mod workbench;

@@ -5,8 +5,9 @@
 //!
 //! Files on a host grow and rotate: the glob is expanded at every call, and
 //! the table of records is rebuilt when the set of files or any file's
-//! length or modification time changed since it was built; otherwise the
-//! table already built answers. A file that cannot be read, or too many
+//! [`Stamp`] (length, inode, modification and change times, a digest of
+//! parts of its content) changed since it was built; otherwise the table
+//! already built answers. A file that cannot be read, or too many
 //! records that do not parse, make the invocation fail or say it read the
 //! files in part; a glob that names no file fails with that reason.
 
@@ -14,6 +15,7 @@ mod glob;
 
 use crate::config::LogFilesConfig;
 use crate::tools::logs::format::{Defaults, Format, TextPattern, shipped, shipped_names};
+use crate::tools::logs::index::Stamp;
 use crate::tools::logs::table::{LogFile, LogTable};
 use crate::tools::logs::{LogQuery, answer, query_logs_spec};
 use crate::tools::{Tool, ToolError, ToolOutput};
@@ -24,7 +26,7 @@ use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Lines read from the start of a file to recognise its format.
 const DETECT_LINES: usize = 20;
@@ -52,7 +54,7 @@ struct Inner {
 
 /// A table and what it was built from.
 struct Built {
-    stamps: Vec<(PathBuf, u64, Option<SystemTime>)>,
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
     table: LogTable,
     /// Files whose format could not be recognised, and why.
     skipped: Vec<String>,
@@ -116,16 +118,9 @@ impl Inner {
                 self.globs
             )));
         }
-        let stamps: Vec<(PathBuf, u64, Option<SystemTime>)> = files
+        let stamps: Vec<(PathBuf, Option<Stamp>)> = files
             .iter()
-            .map(|p| {
-                let m = std::fs::metadata(p).ok();
-                (
-                    p.clone(),
-                    m.as_ref().map_or(0, std::fs::Metadata::len),
-                    m.and_then(|m| m.modified().ok()),
-                )
-            })
+            .map(|p| (p.clone(), Stamp::of(p).ok()))
             .collect();
         let mut slot = self.built.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(b) = slot.as_ref().filter(|b| b.stamps == stamps) {

@@ -13,6 +13,7 @@
 //! claim about them can be checked).
 
 pub mod format;
+pub mod index;
 pub mod pattern;
 pub mod sample;
 pub mod table;

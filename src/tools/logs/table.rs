@@ -26,8 +26,8 @@ use std::path::PathBuf;
 
 /// Distinct patterns remembered; records of further patterns are still
 /// counted, but not as lines like any other.
-const MAX_PATTERNS: usize = 200_000;
-const UNTRACKED: u32 = u32::MAX;
+pub(super) const MAX_PATTERNS: usize = 200_000;
+pub(super) const UNTRACKED: u32 = u32::MAX;
 /// Bytes read back from a file at a time.
 const WINDOW_BYTES: usize = 1 << 20;
 
@@ -43,25 +43,31 @@ pub struct LogFile {
     pub defaults: Defaults,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
+/// One record: what filtering and counting need, and where to read the
+/// rest. The index (`super::index`) stores these as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Entry {
     /// µs since the epoch.
-    ts: i64,
-    offset: u64,
-    len: u32,
-    service: u32,
-    pattern: u32,
-    level: u16,
-    file: u16,
+    pub(super) ts: i64,
+    pub(super) offset: u64,
+    pub(super) len: u32,
+    pub(super) service: u32,
+    /// An id of [`LogTable::patterns`], or [`UNTRACKED`].
+    pub(super) pattern: u32,
+    pub(super) level: u16,
+    pub(super) file: u16,
 }
 
 pub struct LogTable {
-    files: Vec<LogFile>,
+    pub(super) files: Vec<LogFile>,
     /// Sorted by time; records of equal time keep file order.
-    entries: Vec<Entry>,
-    services: Vec<String>,
+    pub(super) entries: Vec<Entry>,
+    pub(super) services: Vec<String>,
     /// Normalised ([`norm_level`]).
-    levels: Vec<String>,
+    pub(super) levels: Vec<String>,
+    /// The message patterns ([`pattern`]) records are grouped by; a
+    /// keyword found in a pattern is in every message of it.
+    pub(super) patterns: Vec<String>,
     pub readable: Readable,
 }
 
@@ -112,6 +118,7 @@ impl Default for LogTable {
             entries: Vec::new(),
             services: Vec::new(),
             levels: Vec::new(),
+            patterns: Vec::new(),
             readable: Readable::Whole,
         }
     }
@@ -159,6 +166,7 @@ impl LogTable {
             entries: b.entries,
             services: b.services.names,
             levels: b.levels.names,
+            patterns: b.patterns.names,
         }
     }
 
@@ -236,9 +244,19 @@ impl LogTable {
                 sampler.add(e.ts, i as u64, key(e));
             }
         } else {
-            // Keywords are checked in the records themselves, read in file
-            // order so each part of a file is read once.
-            let mut order: Vec<usize> = candidates.collect();
+            // A record whose pattern holds every word matches without being
+            // read; the others are checked in the records themselves, read
+            // in file order so each part of a file is read once.
+            let mut in_pattern = PatternWords::new(&self.patterns, &q.words);
+            let mut order: Vec<usize> = Vec::new();
+            for i in candidates {
+                let e = &self.entries[i];
+                if in_pattern.holds_all(e.pattern) {
+                    sampler.add(e.ts, i as u64, key(e));
+                } else {
+                    order.push(i);
+                }
+            }
             order.sort_unstable_by_key(|i| (self.entries[*i].file, self.entries[*i].offset));
             let mut lower = Vec::new();
             for i in order {
@@ -287,6 +305,52 @@ fn changed(f: &LogFile) -> ToolError {
         "{} changed after it was read; its records are no longer where they were",
         f.name
     ))
+}
+
+/// Whether every message of a pattern holds all the query's words, known
+/// from the pattern's text alone: a pattern keeps its message's text
+/// verbatim between the `*` and single spaces it puts for variable words
+/// and whitespace, so a word with neither that is in the pattern is in
+/// every message of it. Only ASCII words are decided this way: Unicode
+/// lowercasing depends on context (a final sigma), which masking changes.
+/// `false` means "read the record", not "no match".
+struct PatternWords<'a> {
+    patterns: &'a [String],
+    words: &'a [String],
+    usable: bool,
+    /// Per pattern id: 0 not yet known, 1 holds every word, 2 does not.
+    known: Vec<u8>,
+}
+
+impl<'a> PatternWords<'a> {
+    fn new(patterns: &'a [String], words: &'a [String]) -> PatternWords<'a> {
+        let usable = !words.is_empty()
+            && words
+                .iter()
+                .all(|w| !w.is_empty() && w.is_ascii() && !w.contains(['*', ' ']));
+        PatternWords {
+            patterns,
+            words,
+            usable,
+            known: if usable {
+                vec![0; patterns.len()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn holds_all(&mut self, id: u32) -> bool {
+        let Some(slot) = self.known.get_mut(id as usize) else {
+            return false;
+        };
+        if *slot == 0 {
+            let text = self.patterns[id as usize].to_lowercase();
+            let all = self.usable && self.words.iter().all(|w| text.contains(w.as_str()));
+            *slot = if all { 1 } else { 2 };
+        }
+        *slot == 1
+    }
 }
 
 /// Whether a record may hold every word: a cheap test on its raw bytes

@@ -13,6 +13,7 @@
 use crate::text::clean;
 use crate::tools::logs::LogLine;
 use crate::tools::logs::format::{Defaults, Format};
+use crate::tools::logs::index::{IndexPolicy, IndexUse};
 use crate::tools::logs::table::{LogFile, LogTable};
 use crate::tools::pack::jsonpos::array_item_lines;
 use crate::tools::pack::text::parse_time;
@@ -388,15 +389,17 @@ fn parse_alert(v: &Value) -> Result<Alert, String> {
     })
 }
 
-/// The pack's `logs.jsonl`, read once, streaming, into a [`LogTable`]
-/// (its verdict says whether it can answer whole). `progress` hears bytes
-/// read and bytes in all.
+/// The pack's `logs.jsonl` as a [`LogTable`] (its verdict says whether it
+/// can answer whole): from its index when it has one for this content,
+/// else read once, streaming, and indexed as `index` says. `progress`
+/// hears bytes read and bytes in all while the file is read.
 pub fn load_logs(
     dir: &Path,
+    index: &IndexPolicy,
     warnings: &mut Vec<PackWarning>,
     progress: &mut dyn FnMut(u64, u64),
-) -> LogTable {
-    LogTable::build(vec![pack_log_file(dir)], warnings, progress)
+) -> (LogTable, IndexUse) {
+    crate::tools::logs::index::load_or_build(pack_log_file(dir), index, warnings, progress)
 }
 
 /// `logs.jsonl` as the table reads it: JSON lines with the pack's keys,

@@ -20,6 +20,7 @@ pub mod text;
 use crate::knowledge::chunk::chunk_markdown;
 use crate::knowledge::{KnowledgeDoc, KnowledgeIndex, Skill, summarize_domains};
 use crate::tools::Tool;
+use crate::tools::logs::index::{IndexPolicy, IndexUse};
 use crate::tools::logs::table::LogTable;
 use crate::vocab::catalog::Catalog;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
@@ -146,19 +147,24 @@ pub struct Pack {
     pub health: PackHealth,
     /// `sha256:…` over the pack's file names and contents.
     pub content_hash: String,
+    /// Whether `logs.jsonl` was read from its index, or read and indexed.
+    pub log_index: IndexUse,
 }
 
 impl Pack {
     /// Loads the pack at `dir`. Errors only if `dir` or its `pack.toml`
     /// cannot be read; every other problem is in `warnings`.
     pub fn load(dir: &Path) -> Result<Pack, PackError> {
-        Pack::load_with_progress(dir, &mut |_, _| {})
+        Pack::load_with(dir, &IndexPolicy::cache(), &mut |_, _| {})
     }
 
-    /// [`Pack::load`], telling `progress` how far the log file has been
-    /// read (bytes read, bytes in all).
-    pub fn load_with_progress(
+    /// [`Pack::load`], with a large `logs.jsonl` indexed as `index` says
+    /// (`IndexPolicy::cache()` for [`Pack::load`]), telling `progress` how
+    /// far the log file has been read when it is read (bytes read, bytes
+    /// in all).
+    pub fn load_with(
         dir: &Path,
+        index: &IndexPolicy,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Pack, PackError> {
         match std::fs::metadata(dir) {
@@ -182,7 +188,7 @@ impl Pack {
         let mut warnings = Vec::new();
         let manifest = load::load_manifest(dir, &mut warnings)?;
         let (alerts, alerts_read) = load::load_alerts(dir, &mut warnings);
-        let logs = load::load_logs(dir, &mut warnings, progress);
+        let (logs, log_index) = load::load_logs(dir, index, &mut warnings, progress);
         let logs_read = logs.readable.clone();
         let knowledge = load_knowledge::load_knowledge(dir, &mut warnings);
         let skills = load_knowledge::load_skills(dir, &mut warnings);
@@ -223,6 +229,7 @@ impl Pack {
                 unreadable_skills: skills.unreadable,
             },
             content_hash: content_hash(dir),
+            log_index,
         })
     }
 

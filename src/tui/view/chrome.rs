@@ -7,6 +7,7 @@ use crate::text::{display_width, sanitize_line, truncate_width};
 use crate::tui::keymap::Context;
 use crate::tui::state::{AppState, DemoEntry, Mode, Pending};
 use crate::tui::theme::{Role, Theme};
+use crate::vocab::run::RunSources;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
@@ -80,9 +81,12 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
             state.shown.events.len()
         ));
     }
+    left.push_str(&format!("│ {} ", fmt_elapsed(elapsed)));
+    if let Some(sources) = sources_label(&v.sources) {
+        left.push_str(&format!("│ sources: {sources} "));
+    }
     left.push_str(&format!(
-        "│ {} │ model: {} │ db: {} ",
-        fmt_elapsed(elapsed),
+        "│ model: {} │ db: {} ",
         sanitize_line(&state.model_label),
         sanitize_line(&state.db_label)
     ));
@@ -119,6 +123,38 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     Paragraph::new(Line::from(spans))
         .style(bar)
         .render(area, buf);
+}
+
+/// The kinds of source the run in view read (`pack`, `Prometheus`,
+/// `Loki`, `files`, `ES`, `MCP`), from the backends its tools recorded,
+/// in that order; `None` when it recorded none.
+pub fn sources_label(sources: &RunSources) -> Option<String> {
+    const KNOWN: [(&str, &str); 7] = [
+        ("pack", "pack"),
+        ("prometheus", "Prometheus"),
+        ("loki", "Loki"),
+        ("files", "files"),
+        ("elasticsearch", "ES"),
+        ("opensearch", "ES"),
+        ("mcp", "MCP"),
+    ];
+    let mut known = Vec::new();
+    let mut other = Vec::new();
+    for backend in sources.tools.values() {
+        let kind = backend.split(':').next().unwrap_or_default().trim();
+        match KNOWN.iter().position(|(k, _)| kind.eq_ignore_ascii_case(k)) {
+            Some(i) => known.push(KNOWN[i].1),
+            // Built-in tools read no outside source.
+            None if kind.is_empty() || kind == "builtin" => {}
+            None => other.push(sanitize_line(kind)),
+        }
+    }
+    known.sort_by_key(|label| KNOWN.iter().position(|(_, l)| l == label));
+    known.dedup();
+    other.sort();
+    other.dedup();
+    let all: Vec<String> = known.into_iter().map(str::to_string).chain(other).collect();
+    (!all.is_empty()).then(|| all.join(", "))
 }
 
 fn popup_block<'a>(title: impl Into<Line<'a>>, theme: &Theme) -> Block<'a> {

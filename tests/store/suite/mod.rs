@@ -477,6 +477,7 @@ fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
         warnings: vec![],
         health: Default::default(),
         content_hash: String::new(),
+        log_index: Default::default(),
     }
 }
 
