@@ -13,11 +13,10 @@
 //! claim about them can be checked).
 
 pub mod format;
-pub mod pattern;
 pub mod sample;
 pub mod table;
 
-pub use pattern::pattern;
+pub use crate::text::pattern::pattern;
 
 use crate::text::clean;
 use crate::tools::pack::text::{Args, fmt_time};
