@@ -149,7 +149,7 @@ impl Setup {
             }
         }
 
-        let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
+        let fallthrough: Arc<dyn ChatModel> = Arc::new(offline_model(config));
         let model = crate::model::routed::from_config(&config.model, fallthrough.clone())?;
         let prompts = match &config.prompts_dir {
             Some(dir) => Prompts::from_dir(dir)?,
@@ -163,11 +163,12 @@ impl Setup {
             Some(e) => Arc::new(ExportingRecorder::new(store.clone(), e.clone())),
             None => store.clone(),
         };
+        let catalog = catalog(domains, pack.as_ref(), &tools);
         let engine = Engine {
             model,
             tools: Arc::new(tools),
             recorder,
-            catalog: Arc::new(catalog(domains, pack.as_ref())),
+            catalog: Arc::new(catalog),
             prompts: Arc::new(prompts),
             rules: Arc::new(GatekeeperRules::shipped()),
             config: run_config,
@@ -197,9 +198,10 @@ impl Setup {
         let mut tools = registry(config, Some(&pack))?;
         self.mcp.register(&mut tools);
         // This pack's own domains: the store's table holds every pack's.
+        let catalog = catalog(pack.domains.clone(), Some(&pack), &tools);
         Ok(Engine {
             tools: Arc::new(tools),
-            catalog: Arc::new(catalog(pack.domains.clone(), Some(&pack))),
+            catalog: Arc::new(catalog),
             ..self.engine.clone()
         })
     }
@@ -236,6 +238,13 @@ impl Setup {
             server: None,
         }
     }
+}
+
+/// The offline model with the `[run]` settings it reasons by.
+pub fn offline_model(config: &Config) -> OfflineModel {
+    OfflineModel::with_options(crate::model::offline::OfflineOptions {
+        cause_margin: chrono::Duration::minutes(i64::from(config.run.cause_margin_minutes)),
+    })
 }
 
 /// The `[run]` limits as the engine takes them.
@@ -293,13 +302,27 @@ fn registry(config: &Config, pack: Option<&Arc<Pack>>) -> Result<ToolRegistry, C
     Ok(tools)
 }
 
-fn catalog(domains: Vec<crate::vocab::catalog::DomainInfo>, pack: Option<&Arc<Pack>>) -> Catalog {
-    Catalog::new(
+/// What the Planner may know: the pack's catalog, read as of the pack's
+/// `now` when the pack serves the logs (a live log backend reads the
+/// clock, so questions about "since 10:00" mean today).
+fn catalog(
+    domains: Vec<crate::vocab::catalog::DomainInfo>,
+    pack: Option<&Arc<Pack>>,
+    tools: &ToolRegistry,
+) -> Catalog {
+    let catalog = Catalog::new(
         domains,
         pack.map(|p| p.skill_catalog()).unwrap_or_default(),
         pack.map(|p| p.manifest.services.clone())
             .unwrap_or_default(),
-    )
+    );
+    let logs_pack = tools
+        .get(crate::vocab::tool::QUERY_LOGS)
+        .and_then(|t| t.pack().cloned());
+    match logs_pack {
+        Some(p) => catalog.at(p.now()),
+        None => catalog,
+    }
 }
 
 fn start_exporter(
@@ -335,7 +358,7 @@ pub fn remote_tui_context(
     config: &Config,
     server: Arc<crate::server::client::ServerClient>,
 ) -> Result<crate::tui::TuiContext, CliError> {
-    let fallthrough: Arc<dyn ChatModel> = Arc::new(OfflineModel::new());
+    let fallthrough: Arc<dyn ChatModel> = Arc::new(offline_model(config));
     let prompts = match &config.prompts_dir {
         Some(dir) => Prompts::from_dir(dir)?,
         None => Prompts::shipped(),

@@ -144,6 +144,10 @@ pub struct RunConfig {
     pub max_tool_calls: u32,
     /// Model turns of the Executor per round, the final answer included.
     pub max_executor_turns: u32,
+    /// The offline model offers an error pattern as an alert's likely
+    /// cause only when its lines reach to within this many minutes of the
+    /// alert becoming active; older patterns are earlier history.
+    pub cause_margin_minutes: u32,
 }
 
 impl Default for RunConfig {
@@ -152,6 +156,7 @@ impl Default for RunConfig {
             deadline_secs: None,
             max_tool_calls: 12,
             max_executor_turns: 8,
+            cause_margin_minutes: 30,
         }
     }
 }

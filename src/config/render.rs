@@ -57,6 +57,10 @@ pub(super) fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String
     });
     out.push_str(&format!("max_tool_calls = {}\n", r.max_tool_calls));
     out.push_str(&format!("max_executor_turns = {}\n", r.max_executor_turns));
+    out.push_str(&format!(
+        "cause_margin_minutes = {}\n",
+        r.cause_margin_minutes
+    ));
 
     let x = &c.metrics;
     out.push_str("\n[metrics]\n");

@@ -20,11 +20,11 @@
 use super::set::{Case, CaseKind};
 use crate::engine::RunOutcome;
 use crate::vocab::contracts::{BindingStatus, Claim, NO_EVIDENCE_PATH, OVERSTATEMENT_PHRASES};
-use crate::vocab::events::EventKind;
+use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::NodeId;
 use serde::Serialize;
 
-/// Model usage of a run. Cost is null until the model reports prices.
+/// Model usage of a run. Cost is null when no call had a price.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct EvalUsage {
     pub tokens: u64,
@@ -202,14 +202,7 @@ pub fn score(case: &Case, o: &RunOutcome, latency_ms: u64) -> CaseResult {
         }
     }
 
-    let tokens = o
-        .events
-        .iter()
-        .map(|e| match &e.kind {
-            EventKind::ModelCalled { tokens, .. } => *tokens,
-            _ => 0,
-        })
-        .sum();
+    let usage = run_usage(&o.events);
     CaseResult {
         id: case.id.clone(),
         question: case.question.clone(),
@@ -226,9 +219,62 @@ pub fn score(case: &Case, o: &RunOutcome, latency_ms: u64) -> CaseResult {
         over_claim,
         notes,
         latency_ms,
-        usage: EvalUsage {
-            tokens,
-            cost_usd: None,
-        },
+        usage,
+    }
+}
+
+/// The run's tokens and cost, summed over its model calls as the journal
+/// records them: the cost is known when every priced call reported one
+/// (a model without a price table leaves it null, never 0).
+fn run_usage(events: &[EngineEvent]) -> EvalUsage {
+    let mut out = EvalUsage::default();
+    for e in events {
+        if let EventKind::ModelCalled { tokens, usage, .. } = &e.kind {
+            out.add(EvalUsage {
+                tokens: *tokens,
+                cost_usd: usage.as_ref().and_then(|u| u.cost_usd),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::agent::AgentRole;
+    use crate::vocab::usage::Usage;
+
+    fn called(tokens: u64, cost: Option<f64>) -> EngineEvent {
+        EngineEvent {
+            run_id: 1,
+            seq: 1,
+            at_ms: 0,
+            kind: EventKind::ModelCalled {
+                role: AgentRole::Planner,
+                attempt: 1,
+                step_id: 1,
+                duration_ms: 1,
+                tokens,
+                tool_calls: 0,
+                error: None,
+                usage: Some(Usage {
+                    prompt_tokens: tokens,
+                    cost_usd: cost,
+                    ..Usage::default()
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn usage_sums_tokens_and_the_recorded_cost() {
+        let u = run_usage(&[called(100, Some(0.002)), called(50, Some(0.001))]);
+        assert_eq!(u.tokens, 150);
+        assert!((u.cost_usd.unwrap() - 0.003).abs() < 1e-12);
+        // No price anywhere: null, not 0.
+        let u = run_usage(&[called(10, None), called(5, None)]);
+        assert_eq!((u.tokens, u.cost_usd), (15, None));
+        assert_eq!(run_usage(&[]), EvalUsage::default());
     }
 }

@@ -17,6 +17,11 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexWriter, Searcher, TantivyDocument, Term};
 
+/// A hit scoring below this fraction of the best hit is dropped: BM25
+/// ranks every section that shares one common word with the query, and a
+/// tail of weak matches is noise to whoever reads the answer.
+pub const MIN_RELATIVE_SCORE: f32 = 0.3;
+
 /// Writer memory budget; tantivy's floor is 15 MB per thread.
 const WRITER_BUDGET: usize = 64 * 1024 * 1024;
 
@@ -171,6 +176,8 @@ impl KnowledgeIndex {
                 score,
             });
         }
+        let best = hits.iter().map(|h| h.score).fold(0.0_f32, f32::max);
+        hits.retain(|h| h.score >= best * MIN_RELATIVE_SCORE);
         Ok(hits)
     }
 }
@@ -238,6 +245,30 @@ mod tests {
         let idx = index();
         assert!(idx.search("cpu", Some("database"), 5).is_empty());
         assert_eq!(idx.search("cpu", Some("JVM"), 5).len(), 1);
+    }
+
+    #[test]
+    fn weak_matches_below_the_cutoff_are_dropped() {
+        let mut chunks = vec![chunk(
+            "db/pool.md",
+            "database",
+            "Connection pool exhausted > Diagnosis",
+            "connection pool exhausted: every connection is in use and requests wait for the pool",
+        )];
+        for i in 0..20 {
+            chunks.push(chunk(
+                &format!("misc/{i}.md"),
+                "misc",
+                &format!("Misc {i} > Notes"),
+                "a long section about unrelated things that mentions a connection once among many other words about disks, caches, queues, schedulers and certificates",
+            ));
+        }
+        let idx = KnowledgeIndex::build(chunks).unwrap();
+        let hits = idx.search("connection pool exhausted", None, 10);
+        assert_eq!(hits[0].source, "db/pool.md");
+        let best = hits[0].score;
+        assert!(hits.iter().all(|h| h.score >= best * MIN_RELATIVE_SCORE));
+        assert!(hits.len() < 10, "{} hits", hits.len());
     }
 
     #[test]

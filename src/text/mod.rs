@@ -10,12 +10,16 @@
 //! - a bounded size in storage: [`truncate_bytes`];
 //! - a URL in a message: [`mask_url`];
 //! - what a text *says*, for comparing two texts by their facts:
-//!   [`facts::FactText`].
+//!   [`facts::FactText`];
+//! - what a log message is *like*, its variable parts masked:
+//!   [`pattern::pattern`] (the tools count lines by it, the offline model
+//!   groups them by it: one rule, so both agree).
 //!
 //! It imports nothing else of the crate, so every layer can use it.
 
 mod chars;
 pub mod facts;
+pub mod pattern;
 #[cfg(test)]
 mod props;
 mod sanitize;

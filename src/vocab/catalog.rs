@@ -14,11 +14,15 @@ pub struct DomainInfo {
     pub document_count: usize,
 }
 
-/// One entry of the skill catalog the Planner sees (name + description only).
+/// One entry of the skill catalog the Planner sees: name, description and
+/// the steps of its procedure, so the Planner can plan from the skill it
+/// selects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillInfo {
     pub name: String,
     pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub procedure: Vec<String>,
 }
 
 /// What the Planner may know about the tool backend, serialised once for
@@ -28,6 +32,9 @@ pub struct Catalog {
     pub domains: Prerendered<Vec<DomainInfo>>,
     pub skills: Prerendered<Vec<SkillInfo>>,
     pub services: Prerendered<Vec<String>>,
+    /// The sources' fixed "now" (a pack's `now`, else its newest
+    /// timestamp); None when they are live and the clock is now.
+    pub reference_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Catalog {
@@ -36,6 +43,13 @@ impl Catalog {
             domains: domains.into(),
             skills: skills.into(),
             services: services.into(),
+            reference_time: None,
         }
+    }
+
+    /// The same catalog read as of `now` (a recorded incident's time).
+    pub fn at(mut self, now: chrono::DateTime<chrono::Utc>) -> Self {
+        self.reference_time = Some(now);
+        self
     }
 }

@@ -87,6 +87,11 @@ pub struct PlannerInput {
     pub skill_catalog: Prerendered<Vec<SkillInfo>>,
     /// Services the tool backend knows (pack.toml), to ground entity names.
     pub known_services: Prerendered<Vec<String>>,
+    /// The reference time relative windows in the question resolve
+    /// against ("since 10:00", "yesterday"): the pack's `now`, or the
+    /// clock when live sources answer. Absent in older inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
     /// Tools the Executor will be allowed to call, with their argument
     /// schemas.
     pub available_tools: Prerendered<Vec<Arc<ToolSpec>>>,

@@ -19,6 +19,7 @@ pub mod prerendered;
 pub mod record;
 pub mod run;
 pub mod run_trace;
+pub mod time;
 pub mod tool;
 pub mod trace;
 pub mod usage;

@@ -16,6 +16,7 @@ mod realdata;
 mod support;
 
 mod brain;
+mod brain_hops;
 mod checks;
 mod e2e;
 mod log_files;

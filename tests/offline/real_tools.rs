@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 struct Outcome {
     verdict: Verdict,
+    facts: Vec<diagraph::vocab::contracts::FactCheck>,
     answer: String,
     claims: Vec<diagraph::vocab::contracts::Claim>,
     invocations: Vec<ToolInvocation>,
@@ -45,6 +46,7 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
         available_knowledge_domains: pack.domains.clone().into(),
         skill_catalog: pack.skill_catalog().into(),
         known_services: pack.manifest.services.clone().into(),
+        now: Some(pack.now()),
         available_tools: specs
             .iter()
             .cloned()
@@ -143,15 +145,9 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
             c.user_facing_answer
         );
     }
-    assert!(
-        v.facts_checked
-            .iter()
-            .all(|f| f.verification == Verification::DirectEvidence),
-        "{:#?}",
-        v.facts_checked
-    );
     Outcome {
         verdict,
+        facts: v.facts_checked,
         answer: c.user_facing_answer,
         claims: proj.verified_output.claims,
         invocations,
@@ -164,13 +160,48 @@ async fn shop_questions_pass_the_real_gatekeeper() {
         "why is payment-service slow?",
         "why is checkout failing?",
         "order-service 为什么下单超时？",
-        "api-gateway 最近30分钟为什么有很多502？",
         "why does user-service keep restarting?",
         "is the connection pool of order-service exhausted?",
     ] {
         let o = run(q).await;
         assert_eq!(o.verdict, Verdict::Pass, "{q}\n{}", o.answer);
         assert!(!o.claims.is_empty(), "{q}");
+        assert!(
+            o.facts
+                .iter()
+                .all(|f| f.verification == Verification::DirectEvidence),
+            "{q}: {:#?}",
+            o.facts
+        );
+    }
+}
+
+/// One round on the gateway: its errors blame order-service, whose own
+/// evidence this round did not fetch, so that cause is only indirectly
+/// supported (the gap the engine's evidence-gap round closes, see
+/// `brain_hops`), and everything else is direct.
+#[tokio::test]
+async fn a_cause_named_only_by_its_caller_is_a_gap() {
+    for q in [
+        "api-gateway 最近30分钟为什么有很多502？",
+        "Why is checkout failing with 504s at the api-gateway?",
+    ] {
+        let o = run(q).await;
+        assert_eq!(o.verdict, Verdict::LowConfid, "{q}\n{}", o.answer);
+        let (gaps, direct): (Vec<_>, Vec<_>) = o
+            .facts
+            .iter()
+            .partition(|f| f.verification != Verification::DirectEvidence);
+        assert_eq!(gaps.len(), 1, "{q}: {gaps:#?}");
+        assert!(gaps[0].is_critical);
+        assert_eq!(gaps[0].verification, Verification::IndirectSupport);
+        assert!(
+            gaps[0].fact.starts_with("order-service"),
+            "{}",
+            gaps[0].fact
+        );
+        assert!(gaps[0].detail.contains("nothing from order-service itself"));
+        assert!(!direct.is_empty());
     }
 }
 
@@ -202,5 +233,12 @@ async fn realdata_pack_passes_the_real_gatekeeper() {
     ] {
         let o = run_on(tmp.path(), q).await;
         assert!(!o.claims.is_empty(), "{q}");
+        assert!(
+            o.facts
+                .iter()
+                .all(|f| f.verification == Verification::DirectEvidence),
+            "{q}: {:#?}",
+            o.facts
+        );
     }
 }

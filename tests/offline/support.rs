@@ -93,6 +93,7 @@ pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)])
             .map(|(n, d)| SkillInfo {
                 name: n.to_string(),
                 description: d.to_string(),
+                procedure: vec![],
             })
             .collect::<Vec<_>>()
             .into(),
@@ -101,6 +102,7 @@ pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)])
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
             .into(),
+        now: None,
         available_tools: tool_briefs().into(),
         retry_context: None,
     }

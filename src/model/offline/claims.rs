@@ -7,14 +7,17 @@
 //! binds both. Runbook text becomes hypotheses and actions, never claims.
 //! Every binding's excerpt is the ref text itself.
 
+use crate::model::offline::OfflineOptions;
+use crate::model::offline::depend;
 use crate::model::offline::evidence::{
-    AlertItem, Collected, LogItem, NoEvidence, Source, group_count, group_logs, group_range,
-    is_error_level,
+    AlertItem, Collected, LogItem, NoEvidence, Source, Timing, group_count, group_logs,
+    group_range, is_error_level, timing,
 };
 use crate::model::offline::text::{contains_ci, literal_pieces};
 use crate::text::clean;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
+use chrono::Duration;
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
@@ -53,33 +56,32 @@ fn claim(claim_type: &str, text: String, bindings: Vec<EvidenceBinding>) -> Clai
     }
 }
 
-pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
+pub fn build(
+    c: &Collected,
+    question: &str,
+    narrow: bool,
+    lang: Lang,
+    options: &OfflineOptions,
+) -> Draft {
     let zh = lang == Lang::Zh;
     let mut claims = Vec::new();
     let groups = group_logs(&c.logs);
     let mut used_alert: Vec<bool> = vec![false; c.alerts.len()];
     let mut used_group: Vec<bool> = vec![false; groups.len()];
 
+    let mut history: Vec<bool> = vec![false; groups.len()];
     if !narrow {
-        // Root cause: the top error group on a service with a firing alert.
-        'outer: for (gi, g) in groups.iter().enumerate() {
-            let Some(first) = g.first() else { continue };
-            // One stray error line is not a pattern; a cause needs repeats.
-            if !is_error_level(&first.level)
-                || first.service.is_empty()
-                || group_count(g) < MIN_CAUSE_LINES as u64
-            {
-                continue;
+        let found = cause(c, &groups, options.cause_margin, zh);
+        for (gi, h) in history.iter_mut().enumerate() {
+            *h = found.history.contains(&gi);
+        }
+        if let Some(claim) = found.claim {
+            claims.push(claim);
+            for i in found.alerts {
+                used_alert[i] = true;
             }
-            for (ai, a) in c.alerts.iter().enumerate() {
-                if a.state == "firing" && a.service.eq_ignore_ascii_case(&first.service) {
-                    let mut b = vec![binding(&a.src)];
-                    b.extend(g.iter().map(|l| binding(&l.src)));
-                    claims.push(claim("root_cause", root_cause_text(a, g, zh), b));
-                    used_alert[ai] = true;
-                    used_group[gi] = true;
-                    break 'outer;
-                }
+            for i in found.groups {
+                used_group[i] = true;
             }
         }
     }
@@ -121,10 +123,17 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
         .filter(|(i, _)| !used_group[*i])
         .take(log_cap.saturating_sub(log_claims))
     {
-        let _ = gi;
+        let text = match (history[gi], zh) {
+            (false, _) => group_text(g, zh),
+            (true, false) => format!(
+                "Earlier history, before the alerts became active: {}",
+                group_text(g, zh)
+            ),
+            (true, true) => format!("较早的历史记录（早于告警开始时间）：{}", group_text(g, zh)),
+        };
         claims.push(claim(
             "observation",
-            group_text(g, zh),
+            text,
             g.iter().map(|l| binding(&l.src)).collect(),
         ));
     }
@@ -195,13 +204,177 @@ pub fn build(c: &Collected, narrow: bool, lang: Lang) -> Draft {
     let (hypotheses, actions) = if narrow {
         (vec![], vec![])
     } else {
-        super::runbook::material(&c.knowledge, &c.no_evidence, zh)
+        let current: Vec<&str> = groups
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !history[*i])
+            .filter_map(|(_, g)| g.first().map(|l| l.template.as_str()))
+            .collect();
+        super::runbook::material(c, &super::runbook::Topic::new(question, c, &current), zh)
     };
     Draft {
         claims,
         hypotheses,
         actions,
         missing,
+    }
+}
+
+/// The likely cause the evidence supports, the alerts and groups it
+/// binds, and the groups that are earlier history.
+#[derive(Default)]
+struct Cause {
+    claim: Option<Claim>,
+    alerts: Vec<usize>,
+    groups: Vec<usize>,
+    history: Vec<usize>,
+}
+
+/// A repeated error pattern is a likely cause only on the service of an
+/// active alert and only when its lines reach into the alert's active
+/// window (within `margin`); patterns that ended before every active
+/// alert began are earlier history. When the pattern's lines blame
+/// another service (a timeout to it, 5xx from it), the cause is that
+/// service: stated with its own errors when they are here, else as a
+/// cause still to be confirmed from its own evidence.
+fn cause(c: &Collected, groups: &[Vec<&LogItem>], margin: Duration, zh: bool) -> Cause {
+    let mut out = Cause::default();
+    let repeated = |g: &[&LogItem]| {
+        g.first().is_some_and(|f| {
+            is_error_level(&f.level)
+                && !f.service.is_empty()
+                && group_count(g) >= MIN_CAUSE_LINES as u64
+        })
+    };
+    let active: Vec<(usize, &AlertItem)> = c
+        .alerts
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.is_active())
+        .collect();
+    // Older than every active alert's window: earlier history.
+    for (gi, g) in groups.iter().enumerate() {
+        if !active.is_empty()
+            && active
+                .iter()
+                .all(|(_, a)| timing(g, a, margin) == Timing::Before)
+        {
+            out.history.push(gi);
+        }
+    }
+    for (gi, g) in groups.iter().enumerate() {
+        let Some(first) = g.first() else { continue };
+        if !repeated(g) {
+            continue;
+        }
+        let Some((ai, a)) = active.iter().copied().find(|(_, a)| {
+            a.state == "firing"
+                && a.service.eq_ignore_ascii_case(&first.service)
+                && timing(g, a, margin) == Timing::Overlaps
+        }) else {
+            continue;
+        };
+        let blamed = g
+            .iter()
+            .flat_map(|l| depend::mentions(&l.src.text, &l.service))
+            .next();
+        let Some(dep) = blamed else {
+            let mut b = vec![binding(&a.src)];
+            b.extend(g.iter().map(|l| binding(&l.src)));
+            out.claim = Some(claim("root_cause", root_cause_text(a, g, zh), b));
+            out.alerts.push(ai);
+            out.groups.push(gi);
+            return out;
+        };
+        // The blamed service's own repeated errors, in the same window.
+        let own = groups.iter().enumerate().find(|(_, h)| {
+            h.first()
+                .is_some_and(|f| f.service.eq_ignore_ascii_case(&dep))
+                && repeated(h)
+                && timing(h, a, margin) == Timing::Overlaps
+        });
+        match own {
+            Some((hi, h)) => {
+                let mut b = vec![binding(&a.src)];
+                b.extend(h.iter().map(|l| binding(&l.src)));
+                b.extend(g.iter().take(3).map(|l| binding(&l.src)));
+                out.claim = Some(claim("root_cause", upstream_cause_text(a, g, h, zh), b));
+                out.groups.push(hi);
+            }
+            None => {
+                let mut b = vec![binding(&a.src)];
+                b.extend(g.iter().map(|l| binding(&l.src)));
+                out.claim = Some(claim("root_cause", blamed_text(&dep, a, g, zh), b));
+            }
+        }
+        out.alerts.push(ai);
+        out.groups.push(gi);
+        return out;
+    }
+    out
+}
+
+/// The cause is upstream and its own errors are here.
+fn upstream_cause_text(a: &AlertItem, g: &[&LogItem], h: &[&LogItem], zh: bool) -> String {
+    let own = h.first().map_or("", |l| l.service.as_str());
+    let n = group_count(h);
+    let level = h.first().map_or("ERROR", |l| l.level.as_str());
+    let d = details(a);
+    if zh {
+        format!(
+            "{own} 的可能根因（{} 的上游依赖）：{own} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"；{} 的日志指向 {own}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
+            a.service,
+            time_range(h, true),
+            quote(h),
+            a.service,
+            quote(g),
+            a.alertname,
+            a.state
+        )
+    } else {
+        let lines = if n == 1 { "line" } else { "lines" };
+        format!(
+            "Likely cause on {own}, upstream of {}: {n} {level} log {lines}{} matching \"{}\"; {}'s own lines blame it (\"{}\") while {} is {} ({d})",
+            a.service,
+            time_range(h, false),
+            quote(h),
+            a.service,
+            quote(g),
+            a.alertname,
+            a.state
+        )
+    }
+}
+
+/// The cause is upstream and only the caller's lines name it: a cause
+/// still to confirm from the blamed service's own evidence.
+fn blamed_text(dep: &str, a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
+    let n = group_count(g);
+    let level = g.first().map_or("ERROR", |l| l.level.as_str());
+    let d = details(a);
+    if zh {
+        format!(
+            "{dep}（{} 的上游依赖）是 {} 的错误日志所指向的可能根因：{} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
+            a.service,
+            a.service,
+            a.service,
+            time_range(g, true),
+            quote(g),
+            a.alertname,
+            a.state
+        )
+    } else {
+        let lines = if n == 1 { "line" } else { "lines" };
+        format!(
+            "{dep}, upstream of {}, is the likely cause {}'s errors point to: {} logged {n} {level} {lines}{} matching \"{}\" while {} is {} ({d})",
+            a.service,
+            a.service,
+            a.service,
+            time_range(g, false),
+            quote(g),
+            a.alertname,
+            a.state
+        )
     }
 }
 

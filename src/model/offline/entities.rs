@@ -12,6 +12,8 @@ pub use crate::model::offline::symptoms::{SYMPTOMS, Symptom};
 use crate::model::offline::text::contains_word;
 use crate::text::literal_regex;
 use crate::vocab::level::Level;
+use crate::vocab::time::{self, Window};
+use chrono::{DateTime, Utc};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -25,7 +27,8 @@ pub struct Entities {
     /// Literal words to search logs for: quoted phrases, exception names,
     /// CamelCase words that are not alerts, explicit HTTP codes.
     pub keywords: Vec<String>,
-    pub window_minutes: Option<u32>,
+    /// The time window the question names (`vocab::time`).
+    pub window: Option<Window>,
     /// The question mentions alerts/告警 in general.
     pub mentions_alerts: bool,
     /// The question mentions logs/日志 in general.
@@ -66,20 +69,42 @@ static SERVICE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_](?:service|svc|api|server|db|worker|gateway)\b",
     )
 });
+/// `kafka-broker`, `auth_proxy`: lowercase words joined by `-` or `_`,
+/// each part led by a letter.
+static HYPHENATED: LazyLock<Regex> =
+    LazyLock::new(|| literal_regex(r"\b[a-z][a-z0-9]*(?:[-_][a-z][a-z0-9]*)+\b"));
+/// Hyphenated words that are English, not names.
+const NOT_SERVICES: &[&str] = &[
+    "out-of-memory",
+    "time-out",
+    "e-mail",
+    "re-try",
+    "follow-up",
+    "built-in",
+    "end-to-end",
+    "so-called",
+    "up-to-date",
+    "read-only",
+    "write-ahead",
+    "long-running",
+    "non-zero",
+    "dead-lock",
+    "set-up",
+    "check-in",
+    "log-in",
+    "sign-in",
+    "on-call",
+    "well-known",
+    "third-party",
+    "real-time",
+    "high-cpu",
+    "p99-latency",
+];
 static WORD: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"[A-Za-z][A-Za-z0-9_]*"));
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
     literal_regex(r#""([^"]{3,80})"|“([^”]{3,80})”|`([^`]{3,80})`|「([^」]{2,80})」"#)
 });
-static HTTP_CODE: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\b(5\d\d|4\d\d)\b"));
-static WINDOW_EN: LazyLock<Regex> = LazyLock::new(|| {
-    literal_regex(
-        r"(?i)\b(?:last|past|previous|within|in the last|over the last)\s+(\d{1,4})\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b",
-    )
-});
-static WINDOW_ZH: LazyLock<Regex> = LazyLock::new(|| {
-    literal_regex(r"(?:最近|过去|近)\s*(\d{1,4}|一|两|半)\s*(?:个)?\s*(分钟|小时|钟头|天)")
-});
-
+static HTTP_CODE: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\b(5\d\d|4\d\d)s?\b"));
 /// Parts of CamelCase words that make them read like an alert name.
 const ALERTISH: &[&str] = &[
     "high",
@@ -129,6 +154,16 @@ const ALERTISH: &[&str] = &[
 ];
 
 pub fn extract(question: &str, known_services: &[String]) -> Entities {
+    extract_at(question, known_services, None)
+}
+
+/// [`extract`], with clock and calendar windows ("since 10:00",
+/// "yesterday") resolved against `now`.
+pub fn extract_at(
+    question: &str,
+    known_services: &[String],
+    now: Option<DateTime<Utc>>,
+) -> Entities {
     let lower = question.to_lowercase();
     let mut e = Entities {
         services: find_services(&lower, known_services),
@@ -177,7 +212,7 @@ pub fn extract(question: &str, known_services: &[String]) -> Entities {
             push_unique(&mut e.keywords, m.as_str());
         }
     }
-    e.window_minutes = window_minutes(&lower);
+    e.window = time::parse(question, now);
     e.levels = levels(&lower);
     e
 }
@@ -349,6 +384,28 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
             found.push((m.start(), s.to_string()));
         }
     }
+    // Other hyphenated names (`kafka-broker`) name a component the
+    // sources may not have: asking about it must say so, not answer
+    // about everything else. Not when a known service already stands for
+    // the same words (`payment-svc` for payment-service).
+    for m in HYPHENATED.find_iter(lower) {
+        let s = m.as_str();
+        if NOT_SERVICES.contains(&s)
+            || found.iter().any(|(_, n)| {
+                n.eq_ignore_ascii_case(s)
+                    || name_parts(s)
+                        .iter()
+                        .all(|p| name_parts(&n.to_lowercase()).contains(p))
+            })
+            || known.iter().any(|k| k.eq_ignore_ascii_case(s))
+            || SYMPTOMS
+                .iter()
+                .any(|sym| sym.en.iter().any(|p| p.contains(s)))
+        {
+            continue;
+        }
+        found.push((m.start(), s.to_string()));
+    }
     found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.len().cmp(&a.1.len())));
     let mut out: Vec<String> = Vec::new();
     for (_, name) in found {
@@ -367,49 +424,6 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
 
 fn known_is_prefix(longer: &str, shorter: &str) -> bool {
     longer.to_lowercase().starts_with(&shorter.to_lowercase())
-}
-
-fn window_minutes(lower: &str) -> Option<u32> {
-    if let Some(c) = WINDOW_EN.captures(lower) {
-        let n: u32 = c.get(1)?.as_str().parse().ok()?;
-        let unit = c.get(2)?.as_str();
-        let mult = match unit.chars().next()? {
-            'h' => 60,
-            'd' => 1440,
-            _ => 1,
-        };
-        return Some(n.saturating_mul(mult));
-    }
-    if let Some(c) = WINDOW_ZH.captures(lower) {
-        let n: u32 = match c.get(1)?.as_str() {
-            "一" => 1,
-            "两" => 2,
-            "半" => 0,
-            d => d.parse().ok()?,
-        };
-        return Some(match c.get(2)?.as_str() {
-            "分钟" => n,
-            "天" => n.saturating_mul(1440),
-            _ if n == 0 => 30,
-            _ => n.saturating_mul(60),
-        });
-    }
-    for (phrase, minutes) in [
-        ("last hour", 60),
-        ("past hour", 60),
-        ("last day", 1440),
-        ("past day", 1440),
-        ("today", 1440),
-        ("last 24h", 1440),
-    ] {
-        if contains_word(lower, phrase) {
-            return Some(minutes);
-        }
-    }
-    if lower.contains("最近一小时") || lower.contains("今天") {
-        return Some(if lower.contains("今天") { 1440 } else { 60 });
-    }
-    None
 }
 
 /// Words that ask for an explanation: such a question is never narrow.
@@ -530,7 +544,7 @@ mod tests {
         assert_eq!(e.services, vec!["payment-service".to_string()]);
         assert_eq!(e.alerts, vec!["HighCPUUsage".to_string()]);
         assert!(e.symptoms.iter().any(|s| s.id == "latency"));
-        assert_eq!(e.window_minutes, Some(30));
+        assert_eq!(e.window, Some(Window::Last { minutes: 30 }));
         let by_zh = extract("支付服务为什么这么慢", &known());
         assert_eq!(by_zh.services, vec!["payment-service".to_string()]);
         let partial = extract(
@@ -544,7 +558,7 @@ mod tests {
         assert_eq!(zh.services, vec!["order-service".to_string()]);
         assert!(zh.symptoms.iter().any(|s| s.id == "connection_pool"));
         assert!(zh.symptoms.iter().any(|s| s.id == "timeout"));
-        assert_eq!(zh.window_minutes, Some(60));
+        assert_eq!(zh.window, Some(Window::Last { minutes: 60 }));
         let unknown = extract(
             "is ledger-service throwing SocketTimeoutException?",
             &known(),

@@ -11,9 +11,11 @@ use crate::model::offline::text::{field, leading_timestamp, ref_fields, template
 use crate::text::clean;
 use crate::vocab::contracts::NO_EVIDENCE_PATH;
 use crate::vocab::level::{self, Level};
+use crate::vocab::time;
 use crate::vocab::tool::{
     LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, UNKNOWN_SERVICE_NOTE, summarize_args,
 };
+use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -419,6 +421,45 @@ pub fn group_range(g: &[&LogItem]) -> Option<(String, String)> {
     Some((times().min()?.to_string(), times().max()?.to_string()))
 }
 
+/// When a group's lines were written, as times (None when a side is
+/// missing or unreadable).
+pub fn group_times(g: &[&LogItem]) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let (a, b) = group_range(g)?;
+    Some((time::parse_ts(&a)?, time::parse_ts(&b)?))
+}
+
+impl AlertItem {
+    /// When the alert became active, as its ref text states.
+    pub fn since(&self) -> Option<DateTime<Utc>> {
+        let (_, v) = self.details.iter().find(|(k, _)| k == "since")?;
+        time::parse_ts(v)
+    }
+
+    /// Firing or pending: the alert has an active window that is still open.
+    pub fn is_active(&self) -> bool {
+        matches!(self.state.as_str(), "firing" | "pending")
+    }
+}
+
+/// How a log group's time relates to an alert's active window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// The lines reach into the window (or end within `margin` before it).
+    Overlaps,
+    /// Every line is older than the window's start minus the margin.
+    Before,
+    /// A time is missing: the relation cannot be stated.
+    Unknown,
+}
+
+pub fn timing(g: &[&LogItem], a: &AlertItem, margin: Duration) -> Timing {
+    match (group_times(g), a.since()) {
+        (Some((_, last)), Some(since)) if last >= since - margin => Timing::Overlaps,
+        (Some(_), Some(_)) => Timing::Before,
+        _ => Timing::Unknown,
+    }
+}
+
 /// Most severe first: 0 for FATAL (and its aliases), 1 ERROR, 2 WARN, 3
 /// the rest.
 pub fn level_rank(level: &str) -> u8 {
@@ -452,7 +493,7 @@ mod tests {
         };
         let c = collect(&[result(1), result(2)], &BTreeSet::new());
         assert_eq!(c.logs.len(), 1);
-        assert_eq!(c.logs[0].template, "pool timeout after *ms");
+        assert_eq!(c.logs[0].template, "pool timeout after *");
         assert_eq!(c.logs[0].ts, "2026-07-08T23:05:28Z");
     }
 

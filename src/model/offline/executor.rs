@@ -8,6 +8,7 @@
 //! EVIDENCE_GAP_ONLY round the answer is the full snapshot: the prior
 //! verified claims unchanged, then the new ones.
 
+use crate::model::offline::OfflineOptions;
 use crate::model::offline::claims::{self, Draft};
 use crate::model::offline::entities;
 use crate::model::offline::evidence::{self, Collected};
@@ -22,8 +23,14 @@ use std::collections::BTreeSet;
 
 /// Runbook lookups for alerts found in turn 1.
 const MAX_FOLLOW_UPS: usize = 2;
+/// Next steps an answer carries, over all rounds.
+const MAX_ACTIONS: usize = 4;
 
-pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
+pub fn respond(
+    input: &ExecutorInput,
+    request: &ChatRequest,
+    options: &OfflineOptions,
+) -> ChatResponse {
     let results = request.tool_results();
     let turns = request
         .messages
@@ -43,8 +50,8 @@ pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
             0 => first_calls(input, request, &offered),
             1 => {
                 let mut calls = level_follow_ups(&results, &offered);
-                if !narrow && input.retry_context.is_none() {
-                    calls.extend(follow_ups(&results, &offered));
+                if !narrow {
+                    calls.extend(follow_ups(&results, input, &offered));
                 }
                 calls
             }
@@ -55,7 +62,7 @@ pub fn respond(input: &ExecutorInput, request: &ChatRequest) -> ChatResponse {
             return tool_calls(calls, turns);
         }
     }
-    ChatResponse::text(final_text(input, &results, narrow))
+    ChatResponse::text(final_text(input, &results, narrow, options))
 }
 
 /// Narrow when the offline planner said so, or when the question reads
@@ -112,6 +119,7 @@ fn first_calls(
             available_knowledge_domains: Default::default(),
             skill_catalog: Default::default(),
             known_services: Default::default(),
+            now: None,
             available_tools: request.tools.clone().into(),
             retry_context: None,
         };
@@ -215,19 +223,43 @@ fn level_follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
     out
 }
 
-/// Runbook lookups for firing alerts that no knowledge query has named yet.
-fn follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
+/// Runbook lookups for what turn 1 found: the firing alerts and the top
+/// repeated error pattern that no knowledge query has named yet. Runbooks
+/// are found by the evidence, not only by the question's words.
+fn follow_ups(results: &[Value], input: &ExecutorInput, offered: &[&str]) -> Vec<PlannedQuery> {
     if !offered.contains(&LOOKUP_KNOWLEDGE) {
         return vec![];
     }
     let c = evidence::collect(results, &BTreeSet::new());
+    // Knowledge queries of this round and of the rounds before it.
+    let prior = input
+        .retry_context
+        .iter()
+        .flat_map(|r| r.completed_queries.iter())
+        .filter(|q| q.tool == LOOKUP_KNOWLEDGE)
+        .filter_map(|q| q.arguments.get("query").and_then(Value::as_str));
     let asked: Vec<String> = results
         .iter()
         .filter(|r| r.get("tool").and_then(Value::as_str) == Some(LOOKUP_KNOWLEDGE))
         .filter_map(|r| r.pointer("/arguments/query").and_then(Value::as_str))
+        .chain(prior)
         .map(str::to_lowercase)
         .collect();
     let mut out: Vec<PlannedQuery> = Vec::new();
+    // The evidence's own top error pattern first: its runbook is the one
+    // about the cause.
+    if let Some(terms) = top_error_terms(&c)
+        && !asked.iter().any(|q| *q == terms.to_lowercase())
+    {
+        out.push(PlannedQuery {
+            tool: LOOKUP_KNOWLEDGE.into(),
+            arguments: json!({ "query": terms })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            purpose: String::new(),
+        });
+    }
     for a in c
         .alerts
         .iter()
@@ -261,7 +293,31 @@ fn follow_ups(results: &[Value], offered: &[&str]) -> Vec<PlannedQuery> {
     out
 }
 
-fn final_text(input: &ExecutorInput, results: &[Value], narrow: bool) -> String {
+/// The words of the largest repeated ERROR-or-worse pattern, for a
+/// runbook search: `HikariPool-* - Connection is not available, request
+/// timed out after *.` -> `HikariPool Connection not available request
+/// timed out`.
+fn top_error_terms(c: &Collected) -> Option<String> {
+    let groups = evidence::group_logs(&c.logs);
+    let g = groups.iter().find(|g| {
+        g.first()
+            .is_some_and(|f| evidence::is_error_level(&f.level))
+            && evidence::group_count(g) >= 2
+    })?;
+    let words: Vec<String> = crate::model::offline::text::tokens(&g.first()?.template)
+        .into_iter()
+        .filter(|w| w.len() >= 3 && !crate::model::offline::text::is_stopword(w))
+        .take(8)
+        .collect();
+    (words.len() >= 2).then(|| words.join(" "))
+}
+
+fn final_text(
+    input: &ExecutorInput,
+    results: &[Value],
+    narrow: bool,
+    options: &OfflineOptions,
+) -> String {
     let prior = input
         .retry_context
         .as_ref()
@@ -280,7 +336,7 @@ fn final_text(input: &ExecutorInput, results: &[Value], narrow: bool) -> String 
         hypotheses,
         actions,
         missing,
-    } = claims::build(&collected, narrow, input.lang);
+    } = claims::build(&collected, &input.question, narrow, input.lang, options);
     let mut out = ExecutorEvidence {
         answer_version: EXECUTOR_ANSWER_VERSION.into(),
         ..prior
@@ -306,11 +362,15 @@ fn final_text(input: &ExecutorInput, results: &[Value], narrow: bool) -> String 
             out.hypotheses.push(h);
         }
     }
-    for a in actions {
-        if !out
-            .recommended_actions
-            .iter()
-            .any(|x| x.action_text == a.action_text)
+    // An evidence-gap round's steps are about the cause it reached: they
+    // lead. Few steps, the best first.
+    let prior_actions = std::mem::take(&mut out.recommended_actions);
+    for a in actions.into_iter().chain(prior_actions) {
+        if out.recommended_actions.len() < MAX_ACTIONS
+            && !out
+                .recommended_actions
+                .iter()
+                .any(|x| x.action_text == a.action_text)
         {
             out.recommended_actions.push(a);
         }

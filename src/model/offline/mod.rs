@@ -16,6 +16,7 @@
 
 mod claims;
 pub mod composer;
+mod depend;
 pub mod entities;
 mod evidence;
 pub mod executor;
@@ -29,12 +30,40 @@ use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelErrorK
 use crate::vocab::dto::AgentInput;
 use async_trait::async_trait;
 
+/// How the offline model reasons, where a team may differ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OfflineOptions {
+    /// How long before an alert became active an error pattern may have
+    /// stopped and still be offered as its likely cause; older patterns
+    /// are labelled earlier history.
+    pub cause_margin: chrono::Duration,
+}
+
+impl Default for OfflineOptions {
+    fn default() -> Self {
+        OfflineOptions {
+            // An alert's `for:` clause and scrape interval put its start
+            // some minutes after the errors that raised it.
+            cause_margin: chrono::Duration::minutes(DEFAULT_CAUSE_MARGIN_MINUTES),
+        }
+    }
+}
+
+/// See [`OfflineOptions::cause_margin`].
+pub const DEFAULT_CAUSE_MARGIN_MINUTES: i64 = 30;
+
 #[derive(Debug, Clone, Default)]
-pub struct OfflineModel;
+pub struct OfflineModel {
+    options: OfflineOptions,
+}
 
 impl OfflineModel {
     pub fn new() -> Self {
-        OfflineModel
+        OfflineModel::default()
+    }
+
+    pub fn with_options(options: OfflineOptions) -> Self {
+        OfflineModel { options }
     }
 
     /// The answer for one request, synchronously (the trait method wraps
@@ -42,7 +71,7 @@ impl OfflineModel {
     pub fn respond(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         match &request.input {
             AgentInput::Planner(input) => Ok(ChatResponse::text(to_json(&planner::plan(input))?)),
-            AgentInput::Executor(input) => Ok(executor::respond(input, request)),
+            AgentInput::Executor(input) => Ok(executor::respond(input, request, &self.options)),
             AgentInput::Verifier(input) => {
                 Ok(ChatResponse::text(to_json(&verifier::verify(input))?))
             }

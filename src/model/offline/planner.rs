@@ -7,6 +7,7 @@
 //! queries aimed at the gap facts' entities are planned, and none that
 //! already ran.
 
+use crate::model::offline::depend;
 use crate::model::offline::entities::{self, Entities, NarrowTarget};
 use crate::model::offline::text::{content_tokens, tokens};
 use crate::text::clean;
@@ -14,6 +15,7 @@ use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
 use crate::vocab::dto::{PlannerInput, PlannerRetryView};
 use crate::vocab::level::{self, Level};
+use crate::vocab::time::{self, Window};
 use crate::vocab::tool::ToolSpec;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS, READ_SKILL, summarize_args};
 use serde_json::{Map, Value, json};
@@ -86,7 +88,7 @@ pub fn query_key(tool: &str, arguments: &Value) -> String {
 }
 
 pub fn plan(input: &PlannerInput) -> PlannerPlan {
-    let e = entities::extract(&input.question, &input.known_services);
+    let e = entities::extract_at(&input.question, &input.known_services, input.now);
     if let Some(retry) = &input.retry_context {
         return gap_plan(input, retry);
     }
@@ -94,11 +96,56 @@ pub fn plan(input: &PlannerInput) -> PlannerPlan {
     let zh = input.lang == Lang::Zh;
     let (skill, skill_reason) = select_skill(&input.question, &e, &input.skill_catalog, zh);
     let narrow = entities::narrow_target(&input.question, &e);
+    let procedure: &[String] = skill
+        .as_deref()
+        .and_then(|name| input.skill_catalog.iter().find(|s| s.name == name))
+        .map_or(&[], |s| s.procedure.as_slice());
+    let mut steps: Vec<String> = Vec::new();
     let queries = match &narrow {
         Some(t) => narrow_queries(t, &e, &tools),
-        None => broad_queries(input, &e, &tools, skill.as_deref()),
+        None => {
+            // The selected skill's procedure first, step by step; then
+            // the broad defaults fill what it left out.
+            let mut out: Vec<PlannedQuery> = Vec::new();
+            let mut seen = BTreeSet::new();
+            for (i, step) in procedure.iter().enumerate() {
+                let qs = skill_step_queries(step, &e, &input.known_services, &tools);
+                let calls: Vec<String> = qs
+                    .iter()
+                    .filter(|q| {
+                        seen.insert(query_key(&q.tool, &Value::Object(q.arguments.clone())))
+                    })
+                    .map(|q| {
+                        out.push(q.clone());
+                        step_text(q, zh)
+                    })
+                    .collect();
+                let step = clean(step, 160);
+                steps.push(match (calls.is_empty(), zh) {
+                    (true, false) => format!("Skill step {}: {step}", i + 1),
+                    (true, true) => format!("技能步骤 {}：{step}", i + 1),
+                    (false, false) => {
+                        format!("Skill step {}: {step} -> {}", i + 1, calls.join("; "))
+                    }
+                    (false, true) => format!("技能步骤 {}：{step} -> {}", i + 1, calls.join("；")),
+                });
+            }
+            let from_skill = out.len();
+            // A procedure read here need not be fetched again.
+            let fetch_skill = skill.as_deref().filter(|_| procedure.is_empty());
+            for q in broad_queries(input, &e, &tools, fetch_skill) {
+                if seen.insert(query_key(&q.tool, &Value::Object(q.arguments.clone()))) {
+                    out.push(q);
+                }
+            }
+            out.truncate(MAX_QUERIES);
+            steps.extend(out.iter().skip(from_skill).map(|q| step_text(q, zh)));
+            out
+        }
     };
-    let mut steps: Vec<String> = queries.iter().map(|q| step_text(q, zh)).collect();
+    if narrow.is_some() {
+        steps.extend(queries.iter().map(|q| step_text(q, zh)));
+    }
     if steps.is_empty() {
         steps.push(if zh {
             "没有可用的查询工具：直接说明缺少证据".into()
@@ -129,9 +176,7 @@ fn reasoning(e: &Entities, narrow: Option<&NarrowTarget>, zh: bool) -> String {
         }
     };
     let symptoms: Vec<String> = e.symptoms.iter().map(|s| s.id.to_string()).collect();
-    let window = e
-        .window_minutes
-        .map_or("-".to_string(), |m| format!("{m} min"));
+    let window = e.window.map_or("-".to_string(), |w| w.describe());
     let scope = match (narrow, zh) {
         (Some(_), true) => NARROW_MARK_ZH,
         (Some(_), false) => NARROW_MARK_EN,
@@ -169,8 +214,15 @@ fn step_text(q: &PlannedQuery, zh: bool) -> String {
 }
 
 fn with_window(mut args: Vec<(&'static str, Value)>, e: &Entities) -> Vec<(&'static str, Value)> {
-    if let Some(m) = e.window_minutes {
-        args.push(("window_minutes", json!(m)));
+    match e.window {
+        Some(Window::Last { minutes }) => args.push(("window_minutes", json!(minutes))),
+        Some(Window::Range { since, until }) => {
+            args.push(("since", json!(time::fmt(&since))));
+            if let Some(u) = until {
+                args.push(("until", json!(time::fmt(&u))));
+            }
+        }
+        None => {}
     }
     args
 }
@@ -316,11 +368,122 @@ fn broad_queries(
     out
 }
 
+/// Words of a procedure step that name the dependencies of the service:
+/// those steps are followed by the evidence-gap hop, not planned blind.
+const DEPENDENCY_WORDS: &[&str] = &[
+    "callers",
+    "services it calls",
+    "service it calls",
+    "follow the upstream",
+    "follow the downstream",
+    "next hop",
+    "its dependencies",
+    "dependencies of",
+    "依赖服务",
+    "上游服务",
+    "下游服务",
+    "调用方",
+    "下一跳",
+];
+
+/// The queries one step of a skill's procedure asks for, aimed at the
+/// question's service: its logs (with the step's levels and quoted
+/// keywords), its alerts, or a knowledge lookup for the step's subject.
+fn skill_step_queries(
+    step: &str,
+    q: &Entities,
+    known: &[String],
+    tools: &ToolSet,
+) -> Vec<PlannedQuery> {
+    let lower = step.to_lowercase();
+    if DEPENDENCY_WORDS.iter().any(|w| lower.contains(w)) {
+        return vec![];
+    }
+    let e = entities::extract(step, known);
+    let service = q.services.first();
+    let purpose = format!("skill step: {}", clean(step, 80));
+    let mut out = Vec::new();
+    let knowledge = [
+        "knowledge",
+        "runbook",
+        "documentation",
+        "docs",
+        "知识库",
+        "手册",
+        "文档",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    if knowledge {
+        let words: Vec<String> = content_tokens(step)
+            .into_iter()
+            .filter(|w| !SKILL_VERBS.contains(&w.as_str()))
+            .collect();
+        if !words.is_empty() {
+            out.extend(tools.query(
+                LOOKUP_KNOWLEDGE,
+                &[("query", json!(clean(&words.join(" "), 200)))],
+                purpose.clone(),
+            ));
+        }
+        return out;
+    }
+    if e.mentions_alerts {
+        let args = match service {
+            Some(s) => vec![("service", json!(s))],
+            None => vec![("state", json!("firing"))],
+        };
+        out.extend(tools.query(QUERY_METRICS, &args, purpose.clone()));
+    }
+    if e.mentions_logs {
+        let mut args = Vec::new();
+        if let Some(s) = service {
+            args.push(("service", json!(s)));
+        }
+        if !e.levels.is_empty() {
+            args.push(("level", json!(level::filter_arg(&e.levels))));
+        }
+        if let Some(k) = e.keywords.first() {
+            args.push(("keyword", json!(k)));
+        }
+        if !args.is_empty() {
+            out.extend(tools.query(QUERY_LOGS, &with_window(args, q), purpose.clone()));
+        }
+    }
+    out
+}
+
+/// Words of a procedure step that say what to do, not what about.
+const SKILL_VERBS: &[&str] = &[
+    "look",
+    "knowledge",
+    "base",
+    "runbook",
+    "runbooks",
+    "query",
+    "read",
+    "find",
+    "docs",
+    "documentation",
+    "search",
+    "for",
+    "and",
+    "cause",
+    "causes",
+    "found",
+];
+
 /// English search terms for the knowledge index: alert names, symptom
 /// terms and keywords; the question itself when nothing was recognised.
 fn knowledge_terms(question: &str, e: &Entities) -> String {
     let mut parts: Vec<String> = e.alerts.clone();
-    parts.extend(e.symptoms.iter().map(|s| s.knowledge.to_string()));
+    // "errors" finds every runbook: only with something more specific.
+    parts.extend(
+        e.symptoms
+            .iter()
+            .filter(|s| s.id != "errors")
+            .map(|s| s.knowledge.to_string()),
+    );
     parts.extend(e.keywords.iter().cloned());
     if parts.is_empty() {
         // The question's own meaningful words, minus the service names that
@@ -452,8 +615,25 @@ fn gap_plan(input: &PlannerInput, retry: &PlannerRetryView) -> PlannerPlan {
         .collect();
     let mut seen = done.clone();
     let mut queries = Vec::new();
+    // Services some query already asked about by name.
+    let asked: BTreeSet<String> = retry
+        .completed_queries
+        .iter()
+        .filter_map(|q| q.arguments.get("service")?.as_str())
+        .map(str::to_lowercase)
+        .collect();
     for gap in &retry.evidence_gaps {
-        let e = entities::extract(&gap.fact, &input.known_services);
+        let mut e = entities::extract(&gap.fact, &input.known_services);
+        // A dependency the fact blames but the sources do not list is
+        // still asked about: "no service named X" is an answer too.
+        for dep in depend::mentions(&gap.fact, "") {
+            if !e.services.iter().any(|s| s.eq_ignore_ascii_case(&dep)) {
+                e.services.push(dep);
+            }
+        }
+        // Services nobody asked about yet come first: they are the gap.
+        e.services
+            .sort_by_key(|s| asked.contains(&s.to_lowercase()));
         for q in gap_candidates(&e, &tools, &gap.fact) {
             if seen.insert(query_key(&q.tool, &Value::Object(q.arguments.clone()))) {
                 queries.push(q);
@@ -502,15 +682,26 @@ fn gap_candidates(e: &Entities, tools: &ToolSet, fact: &str) -> Vec<PlannedQuery
     let mut out = Vec::new();
     let purpose = format!("evidence gap: {}", clean(fact, 80));
     let service = e.services.first();
-    for a in e.alerts.iter().take(2) {
-        let mut args = vec![("alertname", json!(a))];
-        if let Some(s) = service {
-            args.push(("service", json!(s)));
+    // The first service's own alerts, errors and warnings before
+    // anything else.
+    if let Some(s) = service {
+        out.extend(tools.query(QUERY_METRICS, &[("service", json!(s))], purpose.clone()));
+        for levels in [level::filter_arg(&Level::Error.and_above()), "WARN".into()] {
+            out.extend(tools.query(
+                QUERY_LOGS,
+                &[("service", json!(s)), ("level", json!(levels))],
+                purpose.clone(),
+            ));
         }
-        out.extend(tools.query(QUERY_METRICS, &args, purpose.clone()));
-        out.extend(tools.query(QUERY_METRICS, &[("alertname", json!(a))], purpose.clone()));
     }
-    let mut keywords: Vec<String> = e.keywords.clone();
+    // A quoted pattern (`… after *: GET /*`) is a template, not words a
+    // log line contains.
+    let mut keywords: Vec<String> = e
+        .keywords
+        .iter()
+        .filter(|k| !k.contains('*'))
+        .cloned()
+        .collect();
     for s in &e.symptoms {
         keywords.extend(s.log_keywords.iter().map(|k| k.to_string()));
     }
@@ -520,6 +711,11 @@ fn gap_candidates(e: &Entities, tools: &ToolSet, fact: &str) -> Vec<PlannedQuery
             args.push(("service", json!(s)));
         }
         out.extend(tools.query(QUERY_LOGS, &args, purpose.clone()));
+    }
+    // An alert the fact names, where it fires (the service's own were
+    // asked above).
+    for a in e.alerts.iter().take(2) {
+        out.extend(tools.query(QUERY_METRICS, &[("alertname", json!(a))], purpose.clone()));
     }
     for s in e.services.iter().take(2) {
         out.extend(tools.query(QUERY_METRICS, &[("service", json!(s))], purpose.clone()));

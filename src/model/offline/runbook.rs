@@ -2,17 +2,25 @@
 //!
 //! Runbooks describe what *can* go wrong in general, so their prose becomes
 //! unconfirmed hypotheses (with the source named in `basis`) and the list
-//! items of their diagnosis/mitigation sections become investigation
-//! steps. None of it is ever a claim about the current environment.
+//! items, or else the paragraphs, of their diagnosis/mitigation sections
+//! become investigation steps. None of it is ever a claim about the
+//! current environment. Only sections on the answer's topic are used
+//! ([`Topic`]), and none when every service asked about is unknown to
+//! the sources.
 
-use crate::model::offline::evidence::{KnowledgeItem, NoEvidence};
-use crate::model::offline::text::is_han;
+use crate::model::offline::entities;
+use crate::model::offline::evidence::{Collected, KnowledgeItem};
+use crate::model::offline::planner::split_camel;
+use crate::model::offline::text::{content_tokens, is_han};
 use crate::text::clean;
 use crate::vocab::contracts::{Hypothesis, RecommendedAction};
 use crate::vocab::tool::LOOKUP_KNOWLEDGE;
+use std::collections::BTreeSet;
 
-const MAX_HYPOTHESES: usize = 3;
-const MAX_ACTIONS: usize = 4;
+const MAX_HYPOTHESES: usize = 2;
+const MAX_ACTIONS: usize = 3;
+/// Topic words a runbook section must share to be used at all.
+const MIN_SHARED_TERMS: usize = 2;
 
 /// Section names whose lists are things to do rather than symptoms.
 const ACTION_SECTIONS: &[&str] = &[
@@ -36,14 +44,102 @@ const ACTION_SECTIONS: &[&str] = &[
     "诊断",
 ];
 
+/// What the answer is about: the question's words, its symptoms' terms,
+/// and the alert names and error patterns the evidence holds. A runbook
+/// section is used only when it shares enough of these.
+pub struct Topic {
+    terms: BTreeSet<String>,
+    /// Alert names, lowercase, spaces removed: a section titled by one is
+    /// on topic whatever its words.
+    alerts: BTreeSet<String>,
+}
+
+impl Topic {
+    /// `patterns`: the templates of the log groups the answer is about
+    /// (not earlier history).
+    pub fn new(question: &str, c: &Collected, patterns: &[&str]) -> Topic {
+        let mut terms = content_tokens(question);
+        let e = entities::extract(question, &[]);
+        for s in &e.symptoms {
+            terms.extend(content_tokens(s.knowledge));
+        }
+        let mut alerts: BTreeSet<String> = e.alerts.iter().map(|a| squash(a)).collect();
+        for a in &c.alerts {
+            if a.is_active() {
+                terms.extend(content_tokens(&split_camel(&a.alertname)));
+                alerts.insert(squash(&a.alertname));
+            }
+        }
+        for p in patterns.iter().take(3) {
+            terms.extend(content_tokens(p));
+        }
+        Topic {
+            terms: terms
+                .iter()
+                .filter(|t| !WEAK_TERMS.contains(&t.as_str()))
+                .map(|t| stem(t))
+                .collect(),
+            alerts,
+        }
+    }
+
+    /// On topic: titled by an alert of the question or evidence, or
+    /// sharing at least [`MIN_SHARED_TERMS`] topic words.
+    fn covers(&self, b: &KnowledgeItem) -> bool {
+        let title = b.breadcrumb.split('>').next().unwrap_or("");
+        if !title.trim().is_empty() && self.alerts.contains(&squash(title)) {
+            return true;
+        }
+        let have: BTreeSet<String> = content_tokens(&format!("{} {}", b.breadcrumb, b.text))
+            .iter()
+            .map(|t| stem(t))
+            .collect();
+        self.terms.intersection(&have).count() >= MIN_SHARED_TERMS
+    }
+}
+
+/// Words nearly every runbook section uses: sharing them says nothing.
+const WEAK_TERMS: &[&str] = &[
+    "high", "low", "rate", "request", "requests", "usage", "error", "errors", "failed", "failure",
+    "failing", "time", "log", "logs", "alert", "alerts", "value", "total", "count", "response",
+    "after", "before", "service", "server", "check", "issue", "problem",
+];
+
+/// `connections` and `connection` are one term.
+fn stem(t: &str) -> String {
+    match t.strip_suffix('s') {
+        Some(base) if base.len() >= 4 && !base.ends_with('s') => base.to_string(),
+        _ => t.to_string(),
+    }
+}
+
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 pub fn material(
-    blocks: &[KnowledgeItem],
-    negatives: &[NoEvidence],
+    c: &Collected,
+    topic: &Topic,
     zh: bool,
 ) -> (Vec<Hypothesis>, Vec<RecommendedAction>) {
     let mut hypotheses: Vec<Hypothesis> = Vec::new();
     let mut actions: Vec<RecommendedAction> = Vec::new();
-    for b in blocks.iter().take(5) {
+    let positive = !c.alerts.is_empty() || !c.logs.is_empty();
+    // Asked only about services no source names: a runbook step would be
+    // advice for something that does not exist here.
+    let only_unknown = !positive
+        && c.no_evidence.iter().any(|n| n.unknown_service)
+        && c.no_evidence
+            .iter()
+            .filter(|n| n.src.tool != LOOKUP_KNOWLEDGE)
+            .all(|n| n.unknown_service || n.service.is_none());
+    if only_unknown {
+        return (hypotheses, actions);
+    }
+    for b in c.knowledge.iter().filter(|b| topic.covers(b)).take(5) {
         let label = if b.breadcrumb.is_empty() {
             b.source.clone()
         } else {
@@ -53,7 +149,13 @@ pub fn material(
         let action_section =
             b.breadcrumb.is_empty() || ACTION_SECTIONS.iter().any(|w| section.contains(w));
         if action_section {
-            for item in list_items(&b.text).into_iter().take(2) {
+            let mut steps = list_items(&b.text);
+            if steps.is_empty() {
+                // Diagnosis and Mitigation are often prose: its
+                // paragraphs are the steps.
+                steps = paragraphs(&b.text);
+            }
+            for item in steps.into_iter().take(2) {
                 if actions.len() < MAX_ACTIONS && !actions.iter().any(|a| a.action_text == item) {
                     actions.push(RecommendedAction {
                         action_text: item,
@@ -98,8 +200,10 @@ pub fn material(
             }],
         });
     }
-    if let Some(n) = negatives
+    if let Some(n) = c
+        .no_evidence
         .iter()
+        .filter(|_| !positive)
         .find(|n| n.src.tool != LOOKUP_KNOWLEDGE && !n.narrowed && !n.unknown_service)
     {
         actions.push(RecommendedAction {
@@ -194,6 +298,33 @@ fn gist(text: &str) -> String {
     }
 }
 
+/// Prose paragraphs (not headings, lists, tables, code or HTML tags),
+/// each joined onto one line.
+fn paragraphs(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut in_code = false;
+    for line in text.lines().map(str::trim).chain(std::iter::once("")) {
+        if line.starts_with("```") || line.starts_with("~~~") {
+            in_code = !in_code;
+            continue;
+        }
+        let structural =
+            in_code || line.starts_with(['#', '|', '>', '<']) || is_list_start(line).is_some();
+        if line.is_empty() || structural {
+            if !current.is_empty() {
+                out.push(clean(&current.join(" "), 200));
+                current.clear();
+            }
+            continue;
+        }
+        current.push(line);
+    }
+    out.into_iter()
+        .filter(|p| p.chars().count() >= 20)
+        .collect()
+}
+
 /// List items with their wrapped continuation lines joined.
 fn list_items(text: &str) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
@@ -232,5 +363,20 @@ mod tests {
             list_items(t),
             vec!["item one that is long continued here".to_string()]
         );
+    }
+
+    #[test]
+    fn prose_sections_give_paragraph_steps() {
+        let t = "`/targets` page in Prometheus UI can be used to check the scrape error.\n\n<details>\n<summary>More</summary>\n\n`up == 0` query can be used to check the trend\nover time.\n\n```\ncode here that is long enough\n```\n| a | b |\n";
+        assert_eq!(
+            paragraphs(t),
+            vec![
+                "`/targets` page in Prometheus UI can be used to check the scrape error."
+                    .to_string(),
+                "`up == 0` query can be used to check the trend over time.".to_string(),
+            ]
+        );
+        assert!(paragraphs("").is_empty());
+        assert!(paragraphs("```\nunclosed fence with text in it").is_empty());
     }
 }

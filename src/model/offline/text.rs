@@ -168,44 +168,11 @@ pub fn content_tokens(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-static UUID: LazyLock<Regex> = LazyLock::new(|| {
-    literal_regex(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
-});
-static IP: LazyLock<Regex> =
-    LazyLock::new(|| literal_regex(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"));
-static HEX: LazyLock<Regex> = LazyLock::new(|| {
-    literal_regex(
-        r"(?i)\b(?:0x[0-9a-f]+|[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*)\b",
-    )
-});
-/// A number, with its sign when the sign stands where a sign can (after a
-/// space, `_`, `=`, `:`, `(`, `[`, `,` or `/`, or at the start), so
-/// `blk_-695…` and `blk_388…`, `keyId: -1276…` and `keyId: 42` share a
-/// template, while `HikariPool-1` keeps its dash.
-static NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| literal_regex(r"(^|[\s_=:(\[,/])[-+](\d+(?:[.,:]\d+)*)|\d+(?:[.,:]\d+)*"));
-static STARS: LazyLock<Regex> = LazyLock::new(|| literal_regex(r"\*(?:[\s*_\-./:]*\*)+"));
-
-/// The template of a log message: ids, addresses, hex and numbers become
-/// `*`, so lines that differ only in those group together. Long hex must
-/// contain a digit and a letter to count, so plain words survive.
+/// The template of a log message: the one log-pattern rule
+/// ([`crate::text::pattern::pattern`]) the tools count "lines like this"
+/// by, so a group here is a group there.
 pub fn template(message: &str) -> String {
-    let s = UUID.replace_all(message, "*");
-    let s = IP.replace_all(&s, "*");
-    let s = HEX.replace_all(&s, |c: &regex::Captures| {
-        let m = c.get(0).map_or("", |m| m.as_str());
-        if m.len() >= 6 || m.starts_with("0x") || m.starts_with("0X") {
-            "*".to_string()
-        } else {
-            m.to_string()
-        }
-    });
-    let s = NUMBER.replace_all(&s, |c: &regex::Captures| match (c.get(1), c.get(2)) {
-        (Some(pre), Some(_)) => format!("{}*", pre.as_str()),
-        _ => "*".to_string(),
-    });
-    let s = STARS.replace_all(&s, "*");
-    clean(&s, 160)
+    clean(&crate::text::pattern::pattern(message), 160)
 }
 
 /// The literal pieces of a template or quoted phrase (split at `*` and
@@ -320,7 +287,7 @@ mod tests {
         assert!(a.contains("Connection is not available"));
         assert_eq!(
             template("user 3f2a9c1e-1111-2222-3333-444455556666 from 10.0.0.1:8080 failed"),
-            "user * from * failed"
+            template("user 0a2a9c1e-1111-2222-3333-444455556666 from 10.0.0.2:80 failed"),
         );
         // A number's sign does not split a pattern in two.
         assert_eq!(

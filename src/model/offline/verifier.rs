@@ -108,7 +108,7 @@ pub fn verify(input: &VerifierInput) -> VerifierOutput {
             .iter()
             .filter(|e| e.claim_id == claim.claim_id)
             .collect();
-        let (verification, detail) = check(claim, &evidence);
+        let (verification, detail) = check(claim, &evidence, &input.verified_evidence);
         let critical = is_critical(claim, &question, claims.len());
         let mut ids: Vec<i64> = evidence.iter().map(|e| e.source_invocation_id).collect();
         ids.dedup();
@@ -173,7 +173,11 @@ fn is_critical(claim: &Claim, question: &Details, total: usize) -> bool {
         .any(|n| text.contains(&n.to_ascii_lowercase()))
 }
 
-fn check(claim: &Claim, evidence: &[&VerifiedEvidence]) -> (Verification, String) {
+fn check(
+    claim: &Claim,
+    evidence: &[&VerifiedEvidence],
+    all: &[VerifiedEvidence],
+) -> (Verification, String) {
     if evidence.is_empty() {
         return (
             Verification::NoEvidence,
@@ -274,6 +278,11 @@ fn check(claim: &Claim, evidence: &[&VerifiedEvidence]) -> (Verification, String
         };
     }
     let main_found = names_found.first().copied().unwrap_or(true);
+    if missing.is_empty()
+        && let Some(why) = cause_without_own_evidence(claim, &d, evidence, all)
+    {
+        return (Verification::IndirectSupport, why);
+    }
     if missing.is_empty() {
         (
             Verification::DirectEvidence,
@@ -299,6 +308,53 @@ fn check(claim: &Claim, evidence: &[&VerifiedEvidence]) -> (Verification, String
             ),
         )
     }
+}
+
+/// A root cause names a service first; it is direct only when evidence
+/// from that service itself (its log lines, its alerts) is verified in
+/// this run, not when other services' lines merely blame it.
+fn cause_without_own_evidence(
+    claim: &Claim,
+    d: &Details,
+    evidence: &[&VerifiedEvidence],
+    all: &[VerifiedEvidence],
+) -> Option<String> {
+    if claim.claim_type != "root_cause" {
+        return None;
+    }
+    let main = d.names.first().filter(|n| is_service_like(n))?;
+    let alert_name = evidence.iter().any(|e| {
+        ref_fields(&e.matched_text)
+            .iter()
+            .any(|(k, v)| k == "alertname" && v.eq_ignore_ascii_case(main))
+    });
+    if alert_name
+        || evidence.iter().any(|e| comes_from(e, main))
+        || all.iter().any(|e| comes_from(e, main))
+    {
+        return None;
+    }
+    Some(format!(
+        "{main} is named as the cause only in other services' evidence; nothing from {main} itself is verified"
+    ))
+}
+
+/// The item is `main`'s own: an alert with `service=main`, or a log line
+/// written by it (`TS LEVEL SERVICE message`).
+fn comes_from(e: &VerifiedEvidence, main: &str) -> bool {
+    if e.raw_path == NO_EVIDENCE_PATH {
+        return false;
+    }
+    let fields = ref_fields(&e.matched_text);
+    if fields.iter().any(|(k, _)| k == "alertname") {
+        return fields
+            .iter()
+            .any(|(k, v)| k == "service" && v.eq_ignore_ascii_case(main));
+    }
+    e.matched_text
+        .split_whitespace()
+        .take(3)
+        .any(|t| t.trim_matches(['[', ']', ':']).eq_ignore_ascii_case(main))
 }
 
 /// A number is supported when it appears in the evidence as a word, or

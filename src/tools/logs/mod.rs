@@ -14,11 +14,10 @@
 
 pub mod format;
 pub mod index;
-pub mod pattern;
 pub mod sample;
 pub mod table;
 
-pub use pattern::pattern;
+pub use crate::text::pattern::pattern;
 
 use crate::text::clean;
 use crate::tools::pack::text::{Args, fmt_time};

@@ -274,18 +274,20 @@ impl Pack {
             .map(|s| SkillInfo {
                 name: s.name.clone(),
                 description: s.description.clone(),
+                procedure: crate::knowledge::skills::procedure(&s.body),
             })
             .collect()
     }
 
     /// What the Planner may know about this pack: its domains, skills and
-    /// services.
+    /// services, as of its `now`.
     pub fn catalog(&self) -> Catalog {
         Catalog::new(
             self.domains.clone(),
             self.skill_catalog(),
             self.manifest.services.clone(),
         )
+        .at(self.now())
     }
 }
 
