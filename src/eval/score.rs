@@ -258,6 +258,7 @@ mod tests {
                 tokens,
                 tool_calls: 0,
                 error: None,
+                parse_error: None,
                 usage: Some(Usage {
                     prompt_tokens: tokens,
                     cost_usd: cost,
