@@ -57,7 +57,18 @@ pub fn filter(f: &Fields, s: &Selection) -> Value {
         "format": "strict_date_optional_time",
     }}})];
     if let Some(svc) = s.service {
-        filter.push(any_term(&f.service, &[svc]));
+        // A name mapped as text (dynamic mapping) holds words; its whole
+        // value is in the `.keyword` sub-field. Asking both finds the
+        // service either way; a sub-field a mapping lacks matches nothing.
+        let fields: Vec<String> = f
+            .service
+            .iter()
+            .flat_map(|n| {
+                let keyword = (!n.ends_with(".keyword")).then(|| format!("{n}.keyword"));
+                std::iter::once(n.clone()).chain(keyword)
+            })
+            .collect();
+        filter.push(any_term(&fields, &[svc]));
     }
     if !s.levels.is_empty() {
         let mut spellings: Vec<&str> = Vec::new();
@@ -210,7 +221,11 @@ mod tests {
             "2026-07-08T22:40:00.000Z"
         );
         assert_eq!(
-            f[1]["bool"]["should"][1]["term"]["service"]["value"],
+            f[1]["bool"]["should"][2]["term"]["service"]["value"],
+            "pay\"ment"
+        );
+        assert_eq!(
+            f[1]["bool"]["should"][3]["term"]["service.keyword"]["value"],
             "pay\"ment"
         );
         assert_eq!(f[2]["bool"]["should"].as_array().unwrap().len(), 2);
