@@ -163,10 +163,8 @@ pub fn flatten(source: &Map<String, Value>, skip: &[&str], max: usize) -> Map<St
             } else {
                 format!("{prefix}.{k}")
             };
-            if skip
-                .iter()
-                .any(|s| key == *s || key.strip_suffix(".keyword") == Some(s))
-            {
+            let bare = |k: &str| k.strip_suffix(".keyword").unwrap_or(k).to_string();
+            if skip.iter().any(|s| bare(&key) == bare(s)) {
                 continue;
             }
             match v {
@@ -253,6 +251,7 @@ mod tests {
         assert_eq!(field_text(&src, "tags").unwrap(), "a");
         assert!(field_text(&src, "service").is_none());
         assert!(field_text(&src, "nope.x").is_none());
+        assert!(!flatten(&src, &["log.level.keyword"], 10).contains_key("log.level"));
         let flat = flatten(&src, &["service.name", "message"], 10);
         assert_eq!(
             flat.keys().collect::<Vec<_>>(),
