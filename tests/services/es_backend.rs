@@ -223,21 +223,26 @@ async fn opensearch_with_dynamic_mapping_and_configured_fields() {
         out.evidence_refs[0].text,
         "2026-07-08T22:41:00Z WARN order-service pool exhausted, waited 30s"
     );
-    // The same service on a text field would match nothing: the word
-    // "order-service" is two words there. The fake is that strict.
+    // Named as the text field, the service is found through its
+    // `.keyword` sub-field (the words of the text field alone would
+    // never equal "order-service": the fake is that strict).
     let text_field = es(&url, |c| {
         c.index = "app-logs".into();
         c.timestamp_field = "ts".into();
         c.service_fields = vec!["app".into()];
         c.message_field = "msg".into();
     });
-    let none = call(
+    let out = call(
         &text_field,
         with(window(), json!({"service": "order-service"})),
     )
     .await
     .unwrap();
-    assert_eq!(none.evidence_status, EvidenceStatus::NoEvidence);
+    assert_eq!(out.body["total"], 1);
+    assert_eq!(out.body["logs"][0]["service"], "order-service");
+    let sent = &fake.requests().pop().unwrap().body["query"]["bool"]["filter"][1]["bool"]["should"];
+    assert_eq!(sent[0]["term"]["app"]["value"], "order-service");
+    assert_eq!(sent[1]["term"]["app.keyword"]["value"], "order-service");
 
     // Bad settings are refused before any request.
     for bad in [
@@ -458,6 +463,27 @@ async fn a_count_or_search_the_server_cut_short_is_partial_and_says_so() {
             "the search timed out on the server after 2.7 s; 1 of 2 shards failed: node n2 left the cluster"
         )
     );
+    // A server (or proxy) that gives no total at all: the figures are of
+    // the records read, and the call says so.
+    let app = axum::Router::new().fallback(|| async {
+        axum::Json(json!({"timed_out": false, "hits": {"hits": [
+            {"_index": "logs-a", "_source": {"@timestamp": "2026-07-08T22:40:01Z", "message": "ERROR boom"}}]}}))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+    let out = call(&es(&format!("http://{addr}"), |_| {}), window())
+        .await
+        .unwrap();
+    assert_eq!(out.body["total"], 1);
+    assert_eq!(out.body["logs"][0]["level"], "ERROR");
+    assert_eq!(
+        out.partial.as_deref(),
+        Some(
+            "Elasticsearch gave no count of all matching records; figures are of the 1 records read"
+        )
+    );
+
     // Cut short and nothing found: a failure, never "no evidence".
     let err = call(&t, with(window(), json!({"service": "nobody"})))
         .await

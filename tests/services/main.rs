@@ -45,6 +45,7 @@ mod otlp;
 mod prometheus_backend;
 mod prometheus_engine;
 mod prometheus_series;
+mod prometheus_victoria;
 mod report;
 mod server_api;
 mod server_process;

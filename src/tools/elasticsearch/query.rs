@@ -57,7 +57,18 @@ pub fn filter(f: &Fields, s: &Selection) -> Value {
         "format": "strict_date_optional_time",
     }}})];
     if let Some(svc) = s.service {
-        filter.push(any_term(&f.service, &[svc]));
+        // A name mapped as text (dynamic mapping) holds words; its whole
+        // value is in the `.keyword` sub-field. Asking both finds the
+        // service either way; a sub-field a mapping lacks matches nothing.
+        let fields: Vec<String> = f
+            .service
+            .iter()
+            .flat_map(|n| {
+                let keyword = (!n.ends_with(".keyword")).then(|| format!("{n}.keyword"));
+                std::iter::once(n.clone()).chain(keyword)
+            })
+            .collect();
+        filter.push(any_term(&fields, &[svc]));
     }
     if !s.levels.is_empty() {
         let mut spellings: Vec<&str> = Vec::new();
@@ -152,10 +163,8 @@ pub fn flatten(source: &Map<String, Value>, skip: &[&str], max: usize) -> Map<St
             } else {
                 format!("{prefix}.{k}")
             };
-            if skip
-                .iter()
-                .any(|s| key == *s || key.strip_suffix(".keyword") == Some(s))
-            {
+            let bare = |k: &str| k.strip_suffix(".keyword").unwrap_or(k).to_string();
+            if skip.iter().any(|s| bare(&key) == bare(s)) {
                 continue;
             }
             match v {
@@ -210,7 +219,11 @@ mod tests {
             "2026-07-08T22:40:00.000Z"
         );
         assert_eq!(
-            f[1]["bool"]["should"][1]["term"]["service"]["value"],
+            f[1]["bool"]["should"][2]["term"]["service"]["value"],
+            "pay\"ment"
+        );
+        assert_eq!(
+            f[1]["bool"]["should"][3]["term"]["service.keyword"]["value"],
             "pay\"ment"
         );
         assert_eq!(f[2]["bool"]["should"].as_array().unwrap().len(), 2);
@@ -238,6 +251,7 @@ mod tests {
         assert_eq!(field_text(&src, "tags").unwrap(), "a");
         assert!(field_text(&src, "service").is_none());
         assert!(field_text(&src, "nope.x").is_none());
+        assert!(!flatten(&src, &["log.level.keyword"], 10).contains_key("log.level"));
         let flat = flatten(&src, &["service.name", "message"], 10);
         assert_eq!(
             flat.keys().collect::<Vec<_>>(),
