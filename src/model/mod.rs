@@ -53,7 +53,8 @@ pub enum Message {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScriptContext {
     pub run_id: i64,
-    /// This run's invocation ids in order (`{{invocation:N}}`, 1-based).
+    /// The ids of this run's tool calls in order (`{{invocation:N}}`,
+    /// 1-based); a source recorded as unavailable is not one.
     pub invocation_ids: Vec<i64>,
     /// An id owned by another run (`{{invocation:foreign}}`).
     pub foreign_invocation_id: Option<i64>,

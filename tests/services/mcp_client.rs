@@ -263,11 +263,11 @@ async fn a_server_that_does_not_start_is_a_failed_source_of_each_run() {
             .any(|t| t.starts_with("missing__"))
     );
     let excerpt = format!("Echo: {MESSAGE}");
-    // Two runs share the servers started once; each names the missing one,
-    // recorded first, so the echo is the run's second invocation.
+    // Two runs share the servers started once; each names the missing one.
+    // The script's first invocation is still the echo: the missing server,
+    // recorded first, is not a call it made.
     for _ in 0..2 {
-        let (outcome, recorder) =
-            run_echo(&servers, "{{invocation:2}}", "$.items[0]", &excerpt).await;
+        let (outcome, recorder) = run_echo(&servers, INVOCATION_1, "$.items[0]", &excerpt).await;
         assert_eq!(
             outcome.failed_sources.len(),
             1,

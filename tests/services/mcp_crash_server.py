@@ -5,7 +5,14 @@ The tests use it to prove that a server dying or hanging mid-call is a
 failed invocation, never a hang."""
 
 import json
+import os
 import sys
+
+# Each start is one line in this file, when set: the tests count starts.
+starts = os.environ.get("MCP_STARTS_FILE")
+if starts:
+    with open(starts, "a", encoding="utf-8") as f:
+        f.write("start\n")
 
 for line in sys.stdin:
     try:

@@ -1,7 +1,8 @@
 //! `diagraph serve`'s `/mcp`: the MCP tools over streamable HTTP. The
 //! official MCP inspector's CLI (`--transport http`) lists them and
 //! diagnoses, the run is one of the server's runs, and with an API token
-//! the endpoint wants it like every `/api` route.
+//! the endpoint wants it like every `/api` route. And the other way: the
+//! MCP servers `serve` uses are started once for all its runs.
 
 use crate::mcp_server::run_inspector;
 use crate::mcp_support::{INSPECTOR, npm_program};
@@ -111,4 +112,45 @@ async fn with_an_api_token_mcp_wants_it_too() {
     let body = ok.text().await.unwrap();
     assert!(body.contains("\"serverInfo\""), "{body}");
     assert!(body.contains("diagraph"), "{body}");
+}
+
+#[tokio::test]
+async fn serve_starts_each_mcp_server_once_for_all_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("d.db").display());
+    let starts = dir.path().join("starts.txt");
+    let script = crate::helpers::repo("tests/services/mcp_crash_server.py");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp.servers.crash]\ncommand = \"python3\"\nargs = [{:?}]\nenv = {{ MCP_STARTS_FILE = {:?} }}\n",
+            script.display().to_string(),
+            starts.display().to_string()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let server = ServerProcess::start(&db, &["--config", &config], &[]);
+    for _ in 0..2 {
+        let answer: Value = http()
+            .post(server.at("/api/chat"))
+            .json(&json!({"question": QUESTION}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["status"], "SUCCESS", "{answer}");
+        assert!(
+            answer["sources"]["tools"]["crash__boom"]
+                .as_str()
+                .is_some_and(|b| b.starts_with("mcp:crash")),
+            "{answer}"
+        );
+    }
+    let (status, _) = server.terminate();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(std::fs::read_to_string(&starts).unwrap(), "start\n");
 }

@@ -86,7 +86,15 @@ impl RunCtx<'_> {
             tool_choice,
             script: ScriptContext {
                 run_id: self.state.run_id,
-                invocation_ids: self.state.invocations.iter().map(|i| i.id).collect(),
+                // The calls the Executor made: a source recorded as
+                // unavailable at the start does not shift a script's ids.
+                invocation_ids: self
+                    .state
+                    .invocations
+                    .iter()
+                    .filter(|i| i.step_id.is_some())
+                    .map(|i| i.id)
+                    .collect(),
                 foreign_invocation_id: None,
             },
         };
