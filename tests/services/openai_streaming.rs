@@ -11,6 +11,7 @@ use crate::fault_proxy::{FaultProxy, Quirk};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, ChatRequest, DeltaPart, Message, ModelErrorKind};
 use diagraph::vocab::dto::ExecutorInput;
+use diagraph::vocab::events::ModelDelta;
 use serde_json::json;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -424,4 +425,76 @@ async fn a_rejected_answer_and_why_are_kept_on_its_step() {
         steps[1..].iter().all(|s| s.parse_error.is_none()),
         "{steps:?}"
     );
+}
+
+#[tokio::test]
+async fn serve_streams_the_pieces_as_delta_events_and_a_following_client_gets_them() {
+    use crate::server_support::{SseStream, TestServer, start_run};
+    use diagraph::server::ServeOptions;
+    use diagraph::server::client::ServerClient;
+    // Slow chunks, so the run is still streaming when the followers join.
+    let mut fixtures = vec![json!({"match": {"systemMessage": "# Role: Planner"},
+        "chunkSize": 8, "latency": 15, "response": {"content": PLAN}})];
+    fixtures.extend(executor_fixtures());
+    let Some(mock) = Aimock::start(
+        "serve_streams_the_pieces_as_delta_events_and_a_following_client_gets_them",
+        serde_json::Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let model =
+        std::sync::Arc::new(OpenAiModel::new(streaming(&mock.base_url(), "gpt-4o-mini")).unwrap());
+    let server = TestServer::start_with(ServeOptions::default(), model).await;
+    let run_id = start_run(&server, "why is payment-service slow?").await;
+    let client = ServerClient::new(&server.url, None).unwrap();
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(1024);
+    let (deltas_tx, mut deltas_rx) = tokio::sync::mpsc::channel(4096);
+    let follow = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .follow_live(run_id, 0, &events_tx, Some(&deltas_tx))
+                .await
+        })
+    };
+    let mut sse = SseStream::open(&server.at(&format!("/api/runs/{run_id}/events")), None).await;
+    let frames = sse.rest().await;
+    follow.await.unwrap().unwrap();
+
+    let deltas: Vec<&diagraph::server::client::SseFrame> = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("delta"))
+        .collect();
+    assert!(!deltas.is_empty(), "{frames:?}");
+    // Pieces are not positions: no id, so a resumed stream never skips
+    // events because of them.
+    assert!(deltas.iter().all(|f| f.id.is_none()));
+    let events = crate::server_support::engine_events(&frames);
+    assert!(
+        events
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.seq as usize == i + 1)
+    );
+
+    // Each call whose pieces came is whole: they add up to its recorded
+    // output. The client following the server got the same.
+    let trace = server.store.run_trace(run_id).await.unwrap();
+    let pieces: Vec<ModelDelta> = deltas
+        .iter()
+        .map(|f| serde_json::from_str(&f.data).unwrap())
+        .collect();
+    let mut followed = Vec::new();
+    while let Ok(d) = deltas_rx.try_recv() {
+        followed.push(d);
+    }
+    while events_rx.try_recv().is_ok() {}
+    for got in [&pieces, &followed] {
+        let planner: String = got
+            .iter()
+            .filter(|d| d.step_index == 1 && d.part == DeltaPart::Content)
+            .map(|d| d.text.as_str())
+            .collect();
+        assert_eq!(planner, trace.steps[0].model_output);
+    }
 }

@@ -17,6 +17,7 @@ mod helpers;
 
 mod diagram;
 mod event_loop;
+mod models;
 mod pty;
 mod sanitize;
 mod snapshots;
