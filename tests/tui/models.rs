@@ -141,3 +141,46 @@ fn the_runs_list_shows_cost_when_a_run_was_priced() {
     let text = screen(&state);
     assert!(!text.contains("cost") && !text.contains('$'), "{text}");
 }
+
+#[test]
+fn a_node_s_detail_says_why_its_answer_was_rejected() {
+    use diagraph::vocab::events::EventKind;
+    use diagraph::vocab::graph::Outcome;
+    let mut run = RunBuilder::new(5, "q");
+    run.enter(NodeId::Planner, Some("start"));
+    run.push(EventKind::ModelCalled {
+        role: AgentRole::Planner,
+        attempt: 1,
+        step_id: 11,
+        duration_ms: 40,
+        tokens: 90,
+        tool_calls: 0,
+        error: None,
+        usage: None,
+        parse_error: Some("malformed: no JSON object in the output".into()),
+    });
+    run.finish(
+        NodeId::Planner,
+        Outcome::InvalidOutput,
+        "planner_technical_retry",
+        NodeId::Planner,
+    );
+    let theme = diagraph::tui::theme::Theme::dark();
+    let stored = diagraph::tui::state::StoredRun::Missing("test".into());
+    let (_, lines) = diagraph::tui::view::inspect::node(&run.events, 0, &stored, &theme).unwrap();
+    let text: String = lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    assert!(
+        text.contains("answer rejected")
+            && text.contains("malformed: no JSON object in the output"),
+        "{text}"
+    );
+}
