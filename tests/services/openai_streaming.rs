@@ -498,3 +498,45 @@ async fn serve_streams_the_pieces_as_delta_events_and_a_following_client_gets_th
         assert_eq!(planner, trace.steps[0].model_output);
     }
 }
+
+#[tokio::test]
+async fn a_fallback_model_s_stream_follows_a_marker_after_the_failed_one() {
+    use diagraph::model::routed::{Named, RoutedModel};
+    use std::sync::Arc;
+    let Some(mock) = Aimock::start(
+        "a_fallback_model_s_stream_follows_a_marker_after_the_failed_one",
+        json!([
+            {"match": {"model": "primary"}, "chunkSize": 4, "latency": 10, "truncateAfterChunks": 3,
+             "response": {"content": ANSWER}},
+            {"match": {"model": "backup"}, "chunkSize": 8, "response": {"content": ANSWER}},
+        ]),
+    ) else {
+        return;
+    };
+    let model = |name: &str| -> Arc<dyn ChatModel> {
+        Arc::new(OpenAiModel::new(streaming(&mock.base_url(), name)).unwrap())
+    };
+    let routed = RoutedModel::new(model("primary")).with_fallbacks(
+        diagraph::vocab::agent::AgentRole::Executor,
+        vec![Named {
+            name: "backup".into(),
+            model: model("backup"),
+        }],
+    );
+    let pieces = Pieces::default();
+    let r = routed
+        .chat_streaming(&ask("x"), &pieces.sink())
+        .await
+        .unwrap();
+    assert_eq!(r.served_by.as_deref(), Some("backup"));
+    let shown = pieces.of(DeltaPart::Content).concat();
+    let marker = "[connection; the fallback model backup answers]";
+    let at = shown.find(marker).unwrap_or_else(|| panic!("{shown}"));
+    // Before it, the part of the primary's answer that arrived; after it,
+    // the whole answer of the fallback.
+    assert!(
+        ANSWER.starts_with(&shown[..at].trim_end().to_string()),
+        "{shown}"
+    );
+    assert_eq!(shown[at + marker.len()..].trim_start(), ANSWER);
+}
