@@ -540,3 +540,33 @@ async fn a_fallback_model_s_stream_follows_a_marker_after_the_failed_one() {
     );
     assert_eq!(shown[at + marker.len()..].trim_start(), ANSWER);
 }
+
+#[tokio::test]
+async fn a_long_rejected_answer_is_kept_whole_on_its_step() {
+    // 20 KiB of prose: rejected, and stored as it was, not cut at a
+    // prefix that would look like a truncated answer.
+    let prose = "The alerts of payment-service should be checked first. ".repeat(370);
+    let mut fixtures = vec![
+        json!({"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 0},
+               "response": {"content": prose}}),
+        json!({"match": {"systemMessage": "# Role: Planner"}, "response": {"content": PLAN}}),
+    ];
+    fixtures.extend(executor_fixtures());
+    let Some(mock) = Aimock::start(
+        "a_long_rejected_answer_is_kept_whole_on_its_step",
+        serde_json::Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let (engine, recorder) = engine_on(streaming(&mock.base_url(), "gpt-4o-mini"));
+    engine
+        .run(diagraph::engine::RunRequest::new(
+            "why is payment-service slow?",
+        ))
+        .await
+        .unwrap();
+    let steps = recorder.snapshot().steps;
+    assert!(prose.len() > 20_000);
+    assert_eq!(steps[0].model_output, prose);
+    assert!(steps[0].parse_error.is_some());
+}
