@@ -190,6 +190,24 @@ fn trace_text(p: &RunTrace) -> String {
         );
     }
     line(&mut out, format!("agent steps: {}", p.steps.len()));
+    // Failed and rejected calls: their output and why are in --json.
+    for step in &p.steps {
+        let why = match (&step.error, &step.parse_error) {
+            (Some(e), _) => format!("failed: {}", sanitize_line(e)),
+            (None, Some(e)) => format!("answer rejected: {}", sanitize_line(e)),
+            (None, None) => continue,
+        };
+        line(
+            &mut out,
+            format!(
+                "  step {} {} attempt {}: {}",
+                step.step_index,
+                sanitize_line(&step.agent_name),
+                step.attempt,
+                truncate_width(&one_line(&why), 160)
+            ),
+        );
+    }
     line(
         &mut out,
         format!("tool invocations: {}", p.tool_invocations.len()),

@@ -9,7 +9,9 @@
 
 use crate::config::{ModelConfig, Provider};
 use crate::model::openai::OpenAiModel;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, DeltaSink, ModelError, ModelErrorKind};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, DeltaPart, DeltaSink, ModelError, ModelErrorKind,
+};
 use crate::vocab::agent::AgentRole;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -118,6 +120,18 @@ impl RoutedModel {
                 break;
             }
             tried += 1;
+            // A live view may hold part of the failed model's answer: say
+            // where the next text comes from.
+            if let Some(d) = deltas {
+                d(
+                    DeltaPart::Content,
+                    &format!(
+                        "\n[{}; the fallback model {} answers]\n",
+                        failure.kind.as_str(),
+                        fallback.name
+                    ),
+                );
+            }
             match call(fallback.model.as_ref(), request, deltas).await {
                 Ok(mut r) => {
                     r.notes.push(format!(

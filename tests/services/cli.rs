@@ -89,6 +89,47 @@ fn ask_json_prints_the_design_object() {
 }
 
 #[test]
+fn a_rejected_answer_and_why_show_in_trace_and_the_runs_list_has_tokens_and_cost() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(repo("fixtures/scenarios/02_planner_invalid_then_ok.toml"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run_id = serde_json::from_slice::<Value>(&out.stdout).unwrap()["run_id"].to_string();
+    let json = sb
+        .cmd()
+        .args(["trace", &run_id, "--json"])
+        .output()
+        .unwrap();
+    let t: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        t["steps"][0]["modelOutput"],
+        "I would start by looking at the alerts."
+    );
+    let why = t["steps"][0]["parseError"].as_str().unwrap_or_default();
+    assert!(why.contains("JSON"), "{t}");
+    assert!(t["steps"][1]["parseError"].is_null(), "{t}");
+    let text = sb.cmd().args(["trace", &run_id]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("step 1 planner attempt 1: answer rejected:"),
+        "{text}"
+    );
+    let runs = sb.cmd().args(["runs"]).output().unwrap();
+    let runs = String::from_utf8_lossy(&runs.stdout);
+    let header = runs.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("tokens") && header.contains("cost"),
+        "{runs}"
+    );
+}
+
+#[test]
 fn session_continues_across_asks() {
     let sb = Sandbox::new();
     let first = sb

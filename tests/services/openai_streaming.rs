@@ -11,6 +11,7 @@ use crate::fault_proxy::{FaultProxy, Quirk};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, ChatRequest, DeltaPart, Message, ModelErrorKind};
 use diagraph::vocab::dto::ExecutorInput;
+use diagraph::vocab::events::ModelDelta;
 use serde_json::json;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -424,4 +425,148 @@ async fn a_rejected_answer_and_why_are_kept_on_its_step() {
         steps[1..].iter().all(|s| s.parse_error.is_none()),
         "{steps:?}"
     );
+}
+
+#[tokio::test]
+async fn serve_streams_the_pieces_as_delta_events_and_a_following_client_gets_them() {
+    use crate::server_support::{SseStream, TestServer, start_run};
+    use diagraph::server::ServeOptions;
+    use diagraph::server::client::ServerClient;
+    // Slow chunks, so the run is still streaming when the followers join.
+    let mut fixtures = vec![json!({"match": {"systemMessage": "# Role: Planner"},
+        "chunkSize": 8, "latency": 15, "response": {"content": PLAN}})];
+    fixtures.extend(executor_fixtures());
+    let Some(mock) = Aimock::start(
+        "serve_streams_the_pieces_as_delta_events_and_a_following_client_gets_them",
+        serde_json::Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let model =
+        std::sync::Arc::new(OpenAiModel::new(streaming(&mock.base_url(), "gpt-4o-mini")).unwrap());
+    let server = TestServer::start_with(ServeOptions::default(), model).await;
+    let run_id = start_run(&server, "why is payment-service slow?").await;
+    let client = ServerClient::new(&server.url, None).unwrap();
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(1024);
+    let (deltas_tx, mut deltas_rx) = tokio::sync::mpsc::channel(4096);
+    let follow = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .follow_live(run_id, 0, &events_tx, Some(&deltas_tx))
+                .await
+        })
+    };
+    let mut sse = SseStream::open(&server.at(&format!("/api/runs/{run_id}/events")), None).await;
+    let frames = sse.rest().await;
+    follow.await.unwrap().unwrap();
+
+    let deltas: Vec<&diagraph::server::client::SseFrame> = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("delta"))
+        .collect();
+    assert!(!deltas.is_empty(), "{frames:?}");
+    // Pieces are not positions: no id, so a resumed stream never skips
+    // events because of them.
+    assert!(deltas.iter().all(|f| f.id.is_none()));
+    let events = crate::server_support::engine_events(&frames);
+    assert!(
+        events
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.seq as usize == i + 1)
+    );
+
+    // Each call whose pieces came is whole: they add up to its recorded
+    // output. The client following the server got the same.
+    let trace = server.store.run_trace(run_id).await.unwrap();
+    let pieces: Vec<ModelDelta> = deltas
+        .iter()
+        .map(|f| serde_json::from_str(&f.data).unwrap())
+        .collect();
+    let mut followed = Vec::new();
+    while let Ok(d) = deltas_rx.try_recv() {
+        followed.push(d);
+    }
+    while events_rx.try_recv().is_ok() {}
+    for got in [&pieces, &followed] {
+        let planner: String = got
+            .iter()
+            .filter(|d| d.step_index == 1 && d.part == DeltaPart::Content)
+            .map(|d| d.text.as_str())
+            .collect();
+        assert_eq!(planner, trace.steps[0].model_output);
+    }
+}
+
+#[tokio::test]
+async fn a_fallback_model_s_stream_follows_a_marker_after_the_failed_one() {
+    use diagraph::model::routed::{Named, RoutedModel};
+    use std::sync::Arc;
+    let Some(mock) = Aimock::start(
+        "a_fallback_model_s_stream_follows_a_marker_after_the_failed_one",
+        json!([
+            {"match": {"model": "primary"}, "chunkSize": 4, "latency": 10, "truncateAfterChunks": 3,
+             "response": {"content": ANSWER}},
+            {"match": {"model": "backup"}, "chunkSize": 8, "response": {"content": ANSWER}},
+        ]),
+    ) else {
+        return;
+    };
+    let model = |name: &str| -> Arc<dyn ChatModel> {
+        Arc::new(OpenAiModel::new(streaming(&mock.base_url(), name)).unwrap())
+    };
+    let routed = RoutedModel::new(model("primary")).with_fallbacks(
+        diagraph::vocab::agent::AgentRole::Executor,
+        vec![Named {
+            name: "backup".into(),
+            model: model("backup"),
+        }],
+    );
+    let pieces = Pieces::default();
+    let r = routed
+        .chat_streaming(&ask("x"), &pieces.sink())
+        .await
+        .unwrap();
+    assert_eq!(r.served_by.as_deref(), Some("backup"));
+    let shown = pieces.of(DeltaPart::Content).concat();
+    let marker = "[connection; the fallback model backup answers]";
+    let at = shown.find(marker).unwrap_or_else(|| panic!("{shown}"));
+    // Before it, the part of the primary's answer that arrived; after it,
+    // the whole answer of the fallback.
+    assert!(
+        ANSWER.starts_with(&shown[..at].trim_end().to_string()),
+        "{shown}"
+    );
+    assert_eq!(shown[at + marker.len()..].trim_start(), ANSWER);
+}
+
+#[tokio::test]
+async fn a_long_rejected_answer_is_kept_whole_on_its_step() {
+    // 20 KiB of prose: rejected, and stored as it was, not cut at a
+    // prefix that would look like a truncated answer.
+    let prose = "The alerts of payment-service should be checked first. ".repeat(370);
+    let mut fixtures = vec![
+        json!({"match": {"systemMessage": "# Role: Planner", "sequenceIndex": 0},
+               "response": {"content": prose}}),
+        json!({"match": {"systemMessage": "# Role: Planner"}, "response": {"content": PLAN}}),
+    ];
+    fixtures.extend(executor_fixtures());
+    let Some(mock) = Aimock::start(
+        "a_long_rejected_answer_is_kept_whole_on_its_step",
+        serde_json::Value::Array(fixtures),
+    ) else {
+        return;
+    };
+    let (engine, recorder) = engine_on(streaming(&mock.base_url(), "gpt-4o-mini"));
+    engine
+        .run(diagraph::engine::RunRequest::new(
+            "why is payment-service slow?",
+        ))
+        .await
+        .unwrap();
+    let steps = recorder.snapshot().steps;
+    assert!(prose.len() > 20_000);
+    assert_eq!(steps[0].model_output, prose);
+    assert!(steps[0].parse_error.is_some());
 }

@@ -11,12 +11,18 @@
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+// aimock (an OpenAI-compatible mock from npm) serves the pty test of a
+// streaming model; this crate uses only its start.
+#[allow(dead_code)]
+#[path = "../services/aimock.rs"]
+mod aimock;
 mod fixtures;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 
 mod diagram;
 mod event_loop;
+mod models;
 mod pty;
 mod sanitize;
 mod snapshots;

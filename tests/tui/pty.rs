@@ -414,3 +414,55 @@ fn two_runs_compare_side_by_side_and_export() {
         "{after}"
     );
 }
+
+#[test]
+fn a_streaming_model_s_answer_grows_on_screen_while_its_node_runs() {
+    if !tmux_available() {
+        return;
+    }
+    // The Planner streams slowly (4 characters every 80 ms); the other
+    // roles are not covered, so the run ends in its fallback.
+    let plan = r#"{"selected_skill": null, "selection_reason": "no skill needed", "plan": ["Check the alerts of payment-service"], "reasoning": "alerts first", "queries": [{"tool": "query_metrics", "arguments": {"service": "payment-service"}, "purpose": "alerts"}]}"#;
+    let Some(mock) = crate::aimock::Aimock::start(
+        "a_streaming_model_s_answer_grows_on_screen_while_its_node_runs",
+        serde_json::json!([{"match": {"systemMessage": "# Role: Planner"},
+            "chunkSize": 4, "latency": 80, "response": {"content": plan}}]),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[model]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"gpt-4o-mini\"\napi_key_env = \"\"\nstreaming = true\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let s = Session::start(&format!("--config {}", config.display()), 140, 40);
+    s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &s.name,
+        "-l",
+        "why is payment-service slow?",
+    ]);
+    s.keys(&["Enter"]);
+    let early = s.wait_for("the streamed text", None, |s| {
+        s.contains("planner is writing") && s.contains("selected_skill")
+    });
+    assert!(!early.contains("\"queries\""), "{early}");
+    // Later the same call has more of its answer on screen.
+    let later = s.wait_for("more of the streamed text", None, |s| {
+        s.contains("\"queries\"")
+    });
+    assert!(later.contains("planner is writing"), "{later}");
+    // The call's end replaces the text; the run ends in its fallback.
+    let end = s.wait_for("the end of the run", None, |s| s.contains("DEGRADED"));
+    assert!(!end.contains("is writing"), "{end}");
+    s.keys(&["q"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+}

@@ -19,9 +19,13 @@ use crate::vocab::tool::ToolSpec;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Step input/output kept in agent_step rows; the full text is not needed
-/// to audit a run and would make rows unbounded.
+/// Step input and reasoning kept in agent_step rows; the full text is not
+/// needed to audit a run and would make rows unbounded.
 pub(crate) const STEP_TEXT_LIMIT: usize = 8 * 1024;
+/// The model's answer is kept whole up to this (answers are bounded by
+/// the token limit long before): a rejected answer must be auditable as
+/// it was, not as a prefix that looks cut.
+pub(crate) const STEP_OUTPUT_LIMIT: usize = 1024 * 1024;
 
 /// Sent as an extra user turn on a technical retry: the input is the same,
 /// only the format is recalled.
@@ -200,7 +204,7 @@ impl RunCtx<'_> {
             agent_name: role.as_str().to_string(),
             attempt,
             model_input,
-            model_output: step_text(&model_output),
+            model_output: truncate_bytes(&model_output, STEP_OUTPUT_LIMIT),
             thought: step_text(&thought),
             has_tool_call,
             duration_ms,

@@ -202,6 +202,7 @@ pub fn node(
             tokens: n,
             tool_calls,
             error,
+            parse_error,
             ..
         } = &e.kind
         else {
@@ -219,6 +220,9 @@ pub fn node(
         ));
         if let Some(err) = error {
             out.kv("error", err.clone(), Role::Error);
+        }
+        if let Some(why) = parse_error {
+            out.kv("answer rejected", why.clone(), Role::Error);
         }
         if let Some(step) = step_of(stored, *step_id) {
             if let Some(err) = step.error.as_ref().filter(|e| Some(*e) != error.as_ref()) {

@@ -394,10 +394,16 @@ impl Widget for AnswerPane<'_> {
         // Clamp the scroll to the wrapped height so G lands on the end.
         let max =
             wrapped_height(&text.lines, inner_w).saturating_sub(area.height.saturating_sub(2));
+        // A streaming answer keeps its newest text in sight.
+        let scroll = if self.state.view().streaming.is_some() {
+            max
+        } else {
+            self.state.sel.answer_scroll.min(max)
+        };
         Paragraph::new(text)
             .block(block)
             .wrap(Wrap { trim: false })
-            .scroll((self.state.sel.answer_scroll.min(max), 0))
+            .scroll((scroll, 0))
             .render(area, buf);
     }
 }

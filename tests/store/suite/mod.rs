@@ -277,6 +277,13 @@ pub async fn rerecording_is_idempotent(store: &Store) {
         },
         parse_error: Some("malformed: expected one JSON object".into()),
     };
+    let listed = |runs: Vec<diagraph::vocab::run::RunSummary>| {
+        runs.into_iter()
+            .find(|r| r.run_id == handle.run_id)
+            .unwrap()
+    };
+    // No priced call yet: the cost is unknown, not $0.
+    assert_eq!(listed(store.list_runs(50).await.unwrap()).cost_usd, None);
     let a = store.record_step(&step).await.unwrap();
     let b = store.record_step(&step).await.unwrap();
     assert_eq!(a, b);
@@ -308,6 +315,15 @@ pub async fn rerecording_is_idempotent(store: &Store) {
         "reasoning_tokens": 4, "cached_tokens": null, "cost_usd": 0.00123});
     assert_eq!(trace["steps"][0]["usage"], usage);
     assert_eq!(trace["run"]["usage"], usage, "the run sums its steps");
+    // The runs list sums the run's priced calls.
+    assert_eq!(
+        listed(store.list_runs(50).await.unwrap()).cost_usd,
+        Some(0.00123)
+    );
+    assert_eq!(
+        store.run_summary(handle.run_id).await.unwrap().cost_usd,
+        Some(0.00123)
+    );
     // The rejected output keeps why it was rejected.
     assert_eq!(trace["steps"][0]["modelOutput"], "out");
     assert_eq!(
