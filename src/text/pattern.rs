@@ -13,10 +13,28 @@
 const MAX_PATTERN_CHARS: usize = 160;
 
 pub fn pattern(message: &str) -> String {
+    shape(message, false).pattern
+}
+
+/// A message's pattern and what its `*` hid, as far as a keyword search
+/// needs it: the runs of ASCII letters in its variable words, lowercased
+/// (`30000ms` -> `ms`, `container01` -> `container`). A word of ASCII
+/// letters is in the lowercased message exactly when it is in the
+/// lowercased pattern or in one of these runs, unless the pattern was
+/// `cut` short (then the rest of the message is unknown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub pattern: String,
+    pub hidden: Vec<String>,
+    pub cut: bool,
+}
+
+pub fn shape(message: &str, hidden: bool) -> Shape {
     let mut p = Pattern {
         out: String::with_capacity(message.len().min(MAX_PATTERN_CHARS * 4)),
         chars: 0,
         last_star: false,
+        hidden: hidden.then(Vec::new),
     };
     let mut word = String::new();
     let mut space = false;
@@ -24,7 +42,11 @@ pub fn pattern(message: &str) -> String {
     let mut prev: Option<char> = None;
     while let Some(c) = chars.next() {
         if p.chars >= MAX_PATTERN_CHARS {
-            return p.out;
+            return Shape {
+                pattern: p.out,
+                hidden: p.hidden.unwrap_or_default(),
+                cut: true,
+            };
         }
         // A sign where a sign can stand (not inside a word like
         // `HikariPool-1`) belongs to its number: `blk_-69…` is `blk_*`,
@@ -52,13 +74,40 @@ pub fn pattern(message: &str) -> String {
         p.text(c.encode_utf8(&mut [0u8; 4]));
     }
     p.word(&mut word);
-    p.out
+    Shape {
+        pattern: p.out,
+        hidden: p.hidden.unwrap_or_default(),
+        cut: false,
+    }
+}
+
+/// The runs of ASCII letters of `text` lowercased, each once.
+pub fn letter_runs(text: &str, out: &mut Vec<String>) {
+    let mut run = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphabetic() {
+            run.push(c);
+        } else if !run.is_empty() {
+            push_new(out, std::mem::take(&mut run));
+        }
+    }
+    if !run.is_empty() {
+        push_new(out, run);
+    }
+}
+
+fn push_new(out: &mut Vec<String>, s: String) {
+    if !out.contains(&s) {
+        out.push(s);
+    }
 }
 
 struct Pattern {
     out: String,
     chars: usize,
     last_star: bool,
+    /// Letter runs of the variable words, when asked for.
+    hidden: Option<Vec<String>>,
 }
 
 impl Pattern {
@@ -80,6 +129,9 @@ impl Pattern {
         }
         let variable = word.chars().any(|c| c.is_ascii_digit())
             || (word.len() >= 12 && word.chars().all(|c| c.is_ascii_hexdigit()));
+        if variable && let Some(hidden) = self.hidden.as_mut() {
+            letter_runs(word, hidden);
+        }
         if !variable {
             self.text(word);
         } else if !self.last_star {
@@ -123,6 +175,16 @@ mod tests {
         assert_eq!(pattern("keyId: -127633188)"), "keyId: *)");
         assert_eq!(pattern("delta=+5 x-1"), "delta=* x-*");
         assert_eq!(pattern("  spaced\n\tout  "), "spaced out");
+    }
+
+    #[test]
+    fn the_shape_keeps_the_letters_the_pattern_hid() {
+        let s = shape("took 30000ms on Container01 (container02) K1", true);
+        assert_eq!(s.pattern, "took * on * (*) *");
+        assert_eq!(s.hidden, ["ms", "container", "k"]);
+        assert!(!s.cut);
+        assert!(shape(&"word ".repeat(200), true).cut);
+        assert!(shape("plain words", false).hidden.is_empty());
     }
 
     #[test]

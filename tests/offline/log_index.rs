@@ -277,6 +277,11 @@ fn a_file_changed_just_now_or_a_small_one_is_not_indexed() {
 }
 
 const WORDS: &[&str] = &[
+    "container01",
+    "30000ms",
+    "ms",
+    "container",
+    "padding",
     "timeout",
     "Timeout",
     "pool",
@@ -300,12 +305,18 @@ const WORDS: &[&str] = &[
     "kelvin",
 ];
 
-fn line() -> impl Strategy<Value = (u8, u8, u8, Vec<usize>)> {
+/// Service, level, minute, message words, an extra key's words, and
+/// whether the message is long (its pattern cut short).
+type Line = (u8, u8, u8, Vec<usize>, Option<Vec<usize>>, bool);
+
+fn line() -> impl Strategy<Value = Line> {
     (
         0u8..3,
         0u8..4,
         0u8..60,
         prop::collection::vec(0..WORDS.len(), 0..6),
+        prop::option::of(prop::collection::vec(0..WORDS.len(), 1..3)),
+        prop::bool::weighted(0.1),
     )
 }
 
@@ -322,7 +333,7 @@ fn query() -> impl Strategy<Value = Query> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// On generated packs, the indexed table answers every query exactly
     /// as a full read does and as a check of every line does: counts,
@@ -339,10 +350,17 @@ proptest! {
         let services = ["api", "db", "Web"];
         let levels = ["ERROR", "warning", "INFO", "err"];
         let mut text = String::new();
-        for (s, l, minute, words) in &lines {
-            let message: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
-            let v = json!({"ts": format!("2026-01-01T00:{minute:02}:00Z"), "service": services[*s as usize],
+        for (s, l, minute, words, extra, long) in &lines {
+            let mut message: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+            if *long {
+                message = [vec!["padding"; 40], message].concat();
+            }
+            let mut v = json!({"ts": format!("2026-01-01T00:{minute:02}:00Z"), "service": services[*s as usize],
                 "level": levels[*l as usize], "message": message.join(" ")});
+            if let Some(extra) = extra {
+                let words: Vec<&str> = extra.iter().map(|w| WORDS[*w]).collect();
+                v["trace"] = json!(words.join("-"));
+            }
             text.push_str(&v.to_string());
             text.push('\n');
         }

@@ -21,7 +21,7 @@
 //! reader sees a whole index or none.
 
 use super::format::Format;
-use super::table::{Entry, LogFile, LogTable, MAX_PATTERNS, UNTRACKED};
+use super::table::{Entry, LogFile, LogTable, MAX_HIDDEN_RUNS, MAX_PATTERNS, UNTRACKED};
 use crate::tools::pack::load::MAX_LOG_LINE_BYTES;
 use crate::tools::pack::{PackWarning, Readable};
 use sha2::{Digest, Sha256};
@@ -162,6 +162,15 @@ pub fn load_or_build(
         (None, Ok(())) => IndexUse::Built,
         (None, Err(e)) => IndexUse::BuiltUnsaved(e),
     };
+    match &used {
+        IndexUse::Rebuilt { why, .. } => {
+            tracing::warn!(index = %path.display(), %why, "log index not used; the file was read again")
+        }
+        IndexUse::BuiltUnsaved(why) => {
+            tracing::info!(index = %path.display(), %why, "log index not written")
+        }
+        _ => {}
+    }
     (table, used)
 }
 
@@ -197,6 +206,12 @@ impl Stamp {
     /// The stamp of the file at `path` now.
     pub fn of(path: &Path) -> std::io::Result<Stamp> {
         stamp(path)
+    }
+
+    /// The SHA-256 of the parts of the content read: the head, the tail
+    /// and 32 blocks between.
+    pub fn sample(&self) -> &[u8; 32] {
+        &self.sample
     }
 }
 
@@ -346,6 +361,14 @@ fn decode(
     let services = b.strings(u32::MAX as usize).map_err(corrupt)?;
     let levels = b.strings(u16::MAX as usize).map_err(corrupt)?;
     let patterns = b.strings(MAX_PATTERNS).map_err(corrupt)?;
+    let mut hidden = Vec::with_capacity(patterns.len());
+    for _ in 0..patterns.len() {
+        hidden.push(match b.u8().map_err(corrupt)? {
+            0 => None,
+            1 => Some(b.strings(MAX_HIDDEN_RUNS).map_err(corrupt)?),
+            _ => return Err("it is corrupt (a pattern)".into()),
+        });
+    }
     let n = b.count(ENTRY_BYTES as u64).map_err(corrupt)?;
     let mut entries = Vec::with_capacity(n);
     let mut chunk = vec![0u8; ENTRY_BYTES * 4096];
@@ -387,6 +410,7 @@ fn decode(
             services,
             levels,
             patterns,
+            hidden,
             readable,
         },
         warnings,
@@ -590,6 +614,15 @@ fn write_index(
     o.strings(&table.services)?;
     o.strings(&table.levels)?;
     o.strings(&table.patterns)?;
+    for i in 0..table.patterns.len() {
+        match table.hidden.get(i).and_then(Option::as_ref) {
+            Some(runs) => {
+                o.bytes(&[1])?;
+                o.strings(runs)?;
+            }
+            None => o.bytes(&[0])?,
+        }
+    }
     o.u64(table.entries.len() as u64)?;
     let mut raw = [0u8; ENTRY_BYTES];
     for e in &table.entries {

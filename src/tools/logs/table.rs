@@ -15,8 +15,9 @@
 //! after it was read makes the query fail with that reason.
 
 use super::format::{Defaults, Format};
+use super::pattern::{Shape, letter_runs, shape};
 use super::sample::Sampler;
-use super::{Found, LogLine, LogQuery, norm_level, pattern};
+use super::{Found, LogLine, LogQuery, norm_level};
 use crate::tools::ToolError;
 use crate::tools::pack::load::{FileWarnings, MAX_LOG_LINE_BYTES, too_many_bad};
 use crate::tools::pack::{PackWarning, Readable};
@@ -28,6 +29,8 @@ use std::path::PathBuf;
 /// counted, but not as lines like any other.
 pub(super) const MAX_PATTERNS: usize = 200_000;
 pub(super) const UNTRACKED: u32 = u32::MAX;
+/// Letter runs a pattern's records may hide before they are not known.
+pub(super) const MAX_HIDDEN_RUNS: usize = 64;
 /// Bytes read back from a file at a time.
 const WINDOW_BYTES: usize = 1 << 20;
 
@@ -68,6 +71,11 @@ pub struct LogTable {
     /// The message patterns ([`pattern`]) records are grouped by; a
     /// keyword found in a pattern is in every message of it.
     pub(super) patterns: Vec<String>,
+    /// Per pattern, what its records hid from it ([`Shape::hidden`], and
+    /// the letter runs of their extra keys): a word of letters in neither
+    /// the pattern nor these is in none of its records. `None`: not known
+    /// (a message cut short, too many runs).
+    pub(super) hidden: Vec<Option<Vec<String>>>,
     pub readable: Readable,
 }
 
@@ -119,6 +127,7 @@ impl Default for LogTable {
             services: Vec::new(),
             levels: Vec::new(),
             patterns: Vec::new(),
+            hidden: Vec::new(),
             readable: Readable::Whole,
         }
     }
@@ -141,6 +150,7 @@ impl LogTable {
             services: Interner::new(u32::MAX as usize - 1),
             levels: Interner::new(u16::MAX as usize - 1),
             patterns: Interner::new(MAX_PATTERNS),
+            hidden: Vec::new(),
             done: 0,
             total_bytes,
         };
@@ -167,6 +177,7 @@ impl LogTable {
             services: b.services.names,
             levels: b.levels.names,
             patterns: b.patterns.names,
+            hidden: b.hidden,
         }
     }
 
@@ -247,14 +258,14 @@ impl LogTable {
             // A record whose pattern holds every word matches without being
             // read; the others are checked in the records themselves, read
             // in file order so each part of a file is read once.
-            let mut in_pattern = PatternWords::new(&self.patterns, &q.words);
+            let mut in_pattern = PatternWords::new(&self.patterns, &self.hidden, &q.words);
             let mut order: Vec<usize> = Vec::new();
             for i in candidates {
                 let e = &self.entries[i];
-                if in_pattern.holds_all(e.pattern) {
-                    sampler.add(e.ts, i as u64, key(e));
-                } else {
-                    order.push(i);
+                match in_pattern.decide(e.pattern) {
+                    Decided::All => sampler.add(e.ts, i as u64, key(e)),
+                    Decided::None => {}
+                    Decided::Read => order.push(i),
                 }
             }
             order.sort_unstable_by_key(|i| (self.entries[*i].file, self.entries[*i].offset));
@@ -307,49 +318,78 @@ fn changed(f: &LogFile) -> ToolError {
     ))
 }
 
-/// Whether every message of a pattern holds all the query's words, known
-/// from the pattern's text alone: a pattern keeps its message's text
-/// verbatim between the `*` and single spaces it puts for variable words
-/// and whitespace, so a word with neither that is in the pattern is in
-/// every message of it. Only ASCII words are decided this way: Unicode
-/// lowercasing depends on context (a final sigma), which masking changes.
-/// `false` means "read the record", not "no match".
+/// What a pattern says of a keyword query for all its records, known
+/// from its text and what its records hid from it ([`Shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decided {
+    /// Every record holds every word.
+    All,
+    /// No record holds some word.
+    None,
+    /// Read the records.
+    Read,
+}
+
+/// A pattern keeps its message's text verbatim between the `*` and single
+/// spaces it puts for variable words and whitespace, so a word with
+/// neither that is in the pattern is in every message of it. A word of
+/// ASCII letters lies inside one word of a message, so it is in a message
+/// only if it is in the pattern or in a letter run the pattern hid. Only
+/// ASCII words are decided: Unicode lowercasing depends on context (a
+/// final sigma), which masking changes.
 struct PatternWords<'a> {
     patterns: &'a [String],
+    hidden: &'a [Option<Vec<String>>],
     words: &'a [String],
+    /// Every word can be looked for in a pattern's text.
     usable: bool,
-    /// Per pattern id: 0 not yet known, 1 holds every word, 2 does not.
-    known: Vec<u8>,
+    known: Vec<Option<Decided>>,
 }
 
 impl<'a> PatternWords<'a> {
-    fn new(patterns: &'a [String], words: &'a [String]) -> PatternWords<'a> {
+    fn new(
+        patterns: &'a [String],
+        hidden: &'a [Option<Vec<String>>],
+        words: &'a [String],
+    ) -> PatternWords<'a> {
         let usable = !words.is_empty()
             && words
                 .iter()
                 .all(|w| !w.is_empty() && w.is_ascii() && !w.contains(['*', ' ']));
         PatternWords {
             patterns,
+            hidden,
             words,
             usable,
-            known: if usable {
-                vec![0; patterns.len()]
-            } else {
-                Vec::new()
-            },
+            known: vec![None; patterns.len()],
         }
     }
 
-    fn holds_all(&mut self, id: u32) -> bool {
-        let Some(slot) = self.known.get_mut(id as usize) else {
-            return false;
+    fn decide(&mut self, id: u32) -> Decided {
+        let i = id as usize;
+        let (Some(slot), Some(pattern)) = (self.known.get(i), self.patterns.get(i)) else {
+            return Decided::Read;
         };
-        if *slot == 0 {
-            let text = self.patterns[id as usize].to_lowercase();
-            let all = self.usable && self.words.iter().all(|w| text.contains(w.as_str()));
-            *slot = if all { 1 } else { 2 };
+        if let Some(d) = slot {
+            return *d;
         }
-        *slot == 1
+        let text = pattern.to_lowercase();
+        let hidden = self.hidden.get(i).and_then(Option::as_ref);
+        let d = if self.usable && self.words.iter().all(|w| text.contains(w.as_str())) {
+            Decided::All
+        } else if let Some(hidden) = hidden
+            && self.words.iter().any(|w| {
+                w.bytes().all(|b| b.is_ascii_alphabetic())
+                    && !text.contains(w.as_str())
+                    && !hidden.iter().any(|h| h.contains(w.as_str()))
+            })
+        {
+            Decided::None
+        } else {
+            Decided::Read
+        };
+        self.known[i] = Some(d);
+        d
     }
 }
 
@@ -402,6 +442,7 @@ struct Builder {
     services: Interner<u32>,
     levels: Interner<u16>,
     patterns: Interner<u32>,
+    hidden: Vec<Option<Vec<String>>>,
     done: u64,
     total_bytes: u64,
 }
@@ -514,6 +555,37 @@ impl Builder {
         verdict(f, &r)
     }
 
+    /// Adds what a record of pattern `id` hid from it.
+    fn note_hidden(&mut self, id: u32, shape: Shape, l: &LogLine) {
+        let Some(i) = (id != UNTRACKED).then_some(id as usize) else {
+            return;
+        };
+        while self.hidden.len() <= i {
+            self.hidden.push(Some(Vec::new()));
+        }
+        let slot = &mut self.hidden[i];
+        let Some(runs) = slot.as_mut() else { return };
+        if shape.cut {
+            *slot = None;
+            return;
+        }
+        for r in shape.hidden {
+            if !runs.contains(&r) {
+                runs.push(r);
+            }
+        }
+        // What the keyword search reads besides the message (`haystack`).
+        for v in l.extra.values() {
+            match v {
+                serde_json::Value::String(x) => letter_runs(x, runs),
+                other => letter_runs(&other.to_string(), runs),
+            }
+        }
+        if runs.len() > MAX_HIDDEN_RUNS {
+            *slot = None;
+        }
+    }
+
     fn finish(
         &mut self,
         f: &LogFile,
@@ -556,7 +628,9 @@ impl Builder {
                         .push(format!("line {}: too many services or levels", p.line));
                     return;
                 };
-                let pattern = self.patterns.id(&pattern(&l.message)).unwrap_or(UNTRACKED);
+                let shape = shape(&l.message, true);
+                let pattern = self.patterns.id(&shape.pattern).unwrap_or(UNTRACKED);
+                self.note_hidden(pattern, shape, &l);
                 let Ok(len) = u32::try_from(p.bytes.len()) else {
                     r.bad.push(format!("line {}: too long", p.line));
                     return;

@@ -20,7 +20,7 @@ pub mod text;
 use crate::knowledge::chunk::chunk_markdown;
 use crate::knowledge::{KnowledgeDoc, KnowledgeIndex, Skill, summarize_domains};
 use crate::tools::Tool;
-use crate::tools::logs::index::{IndexPolicy, IndexUse};
+use crate::tools::logs::index::{IndexPolicy, IndexUse, Stamp};
 use crate::tools::logs::table::LogTable;
 use crate::vocab::catalog::Catalog;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
@@ -291,15 +291,18 @@ impl Pack {
     }
 }
 
-/// Bytes of one file that go into the content hash; past this, its length
-/// and modification time stand for the rest, so a huge log does not make
-/// every start read it twice.
-const HASHED_BYTES_PER_FILE: u64 = load::MAX_FILE_BYTES;
+/// Files up to this size go into the content hash whole. A larger one (a
+/// big `logs.jsonl`) is hashed by its [`Stamp`]'s digest of its head, tail
+/// and blocks between, with its length and modification time, so that a
+/// start does not read it all just to name it: that is the test its index
+/// passes too.
+const HASHED_BYTES_PER_FILE: u64 = crate::tools::logs::index::MIN_INDEXED_BYTES;
 const HASH_MAX_DEPTH: usize = 8;
 
 /// `sha256:` over every file under `dir` (hidden ones and symlinks
 /// excepted, as the loaders skip them): its relative path, its length and
-/// its contents. Equal hashes mean the runs read the same pack.
+/// its contents (sampled past [`HASHED_BYTES_PER_FILE`]). Equal hashes
+/// mean the runs read the same pack.
 pub fn content_hash(dir: &Path) -> String {
     let mut files = Vec::new();
     collect_files(dir, dir, 0, &mut files);
@@ -316,6 +319,18 @@ pub fn content_hash(dir: &Path) -> String {
         let meta = file.metadata().ok();
         let len = meta.as_ref().map_or(0, std::fs::Metadata::len);
         h.update(len.to_le_bytes());
+        if len > HASHED_BYTES_PER_FILE {
+            let modified = meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            h.update(modified.to_le_bytes());
+            match Stamp::of(&path) {
+                Ok(stamp) => h.update(stamp.sample()),
+                Err(_) => h.update(b"read error"),
+            }
+            continue;
+        }
         let mut limited = file.take(HASHED_BYTES_PER_FILE);
         loop {
             match limited.read(&mut buf) {
@@ -326,13 +341,6 @@ pub fn content_hash(dir: &Path) -> String {
                     break;
                 }
             }
-        }
-        if len > HASHED_BYTES_PER_FILE {
-            let modified = meta
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            h.update(modified.to_le_bytes());
         }
     }
     format!("sha256:{}", hex::encode(h.finalize()))
