@@ -296,6 +296,37 @@ async fn a_runbook_question_gets_the_diagnosis_prose() {
     }
 }
 
+/// On a pack built from the real runbooks: a runbook question is
+/// answered from the runbook (its Diagnosis is prose), not with every
+/// error of every service.
+#[tokio::test]
+async fn what_to_check_when_an_alert_fires_is_the_runbooks_diagnosis() {
+    let Some((_tmp, dir)) = crate::brain::eval_pack("zookeeper") else {
+        return;
+    };
+    for q in [
+        "what to check when TargetDown fires",
+        "TargetDown 告警触发时应该检查什么？",
+    ] {
+        let o = ask(&dir, q).await;
+        assert!(
+            o.end.answer.contains("`/targets` page"),
+            "{q}: {}",
+            o.end.answer
+        );
+        assert!(
+            o.end.answer.contains("`up == 0` query"),
+            "{q}: {}",
+            o.end.answer
+        );
+        assert!(
+            !o.end.answer.contains("Unexpected exception"),
+            "{q}: {}",
+            o.end.answer
+        );
+    }
+}
+
 #[tokio::test]
 async fn no_runbook_steps_for_a_service_the_sources_do_not_know() {
     let (_tmp, dir) = billing_pack();

@@ -472,6 +472,50 @@ const YES_NO_EN: &[&str] = &[
 ];
 const YES_NO_ZH: &[&str] = &["有没有", "是否", "是不是", "有无", "确认", "吗"];
 
+/// Phrases that ask what to do or check rather than what is wrong here.
+const GUIDANCE_EN: &[&str] = &[
+    "what to check",
+    "what should i check",
+    "what do i check",
+    "what should we check",
+    "what to look at",
+    "how to handle",
+    "how do i handle",
+    "how should i handle",
+    "how to fix",
+    "how do i fix",
+    "how to mitigate",
+    "how do i mitigate",
+    "how to troubleshoot",
+    "what to do when",
+    "what should i do when",
+    "what does it mean when",
+    "runbook for",
+    "steps for",
+];
+const GUIDANCE_ZH: &[&str] = &[
+    "应该检查什么",
+    "检查什么",
+    "查什么",
+    "怎么处理",
+    "如何处理",
+    "怎么办",
+    "如何排查",
+    "怎么排查",
+    "如何修复",
+    "怎么修复",
+    "如何缓解",
+    "是什么意思",
+    "处理步骤",
+    "排查步骤",
+];
+
+/// The question asks for guidance (a runbook's steps), not a diagnosis.
+pub fn asks_guidance(question: &str) -> bool {
+    let lower = question.to_lowercase();
+    GUIDANCE_EN.iter().any(|p| lower.contains(p)) || GUIDANCE_ZH.iter().any(|p| lower.contains(p))
+}
+
 /// The one thing a narrow question asks to confirm, or None for a broad one.
 pub fn narrow_target(question: &str, e: &Entities) -> Option<NarrowTarget> {
     let lower = question.trim().to_lowercase();

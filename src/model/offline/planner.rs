@@ -284,6 +284,39 @@ fn broad_queries(
 ) -> Vec<PlannedQuery> {
     let mut out: Vec<PlannedQuery> = Vec::new();
     let services: Vec<&String> = e.services.iter().take(3).collect();
+    // "What to check when TargetDown fires?": the runbook, and whether
+    // that alert fires here; not every error of every service.
+    if services.is_empty() && entities::asks_guidance(&input.question) {
+        for a in e.alerts.iter().take(2) {
+            out.extend(tools.query(
+                QUERY_METRICS,
+                &[("alertname", json!(a))],
+                format!("alert {a}"),
+            ));
+        }
+        // Something checkable beside the runbook: what fires now.
+        if e.alerts.is_empty() {
+            out.extend(tools.query(
+                QUERY_METRICS,
+                &[("state", json!("firing"))],
+                "all firing alerts".into(),
+            ));
+        }
+        let terms = knowledge_terms(&input.question, e);
+        out.extend(tools.query(
+            LOOKUP_KNOWLEDGE,
+            &[("query", json!(terms))],
+            "runbook guidance asked for".into(),
+        ));
+        if let Some(name) = skill {
+            out.extend(tools.query(
+                READ_SKILL,
+                &[("name", json!(name))],
+                "diagnosis procedure".into(),
+            ));
+        }
+        return out;
+    }
     for s in &services {
         out.extend(tools.query(
             QUERY_METRICS,

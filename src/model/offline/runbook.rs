@@ -14,7 +14,7 @@ use crate::model::offline::planner::split_camel;
 use crate::model::offline::text::{content_tokens, is_han};
 use crate::text::clean;
 use crate::vocab::contracts::{Hypothesis, RecommendedAction};
-use crate::vocab::tool::LOOKUP_KNOWLEDGE;
+use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_LOGS};
 use std::collections::BTreeSet;
 
 const MAX_HYPOTHESES: usize = 2;
@@ -204,7 +204,8 @@ pub fn material(
         .no_evidence
         .iter()
         .filter(|_| !positive)
-        .find(|n| n.src.tool != LOOKUP_KNOWLEDGE && !n.narrowed && !n.unknown_service)
+        // A wider window helps a log query; alerts have no window.
+        .find(|n| n.src.tool == QUERY_LOGS && !n.narrowed && !n.unknown_service)
     {
         actions.push(RecommendedAction {
             action_text: if zh {
