@@ -116,16 +116,8 @@ fn a_long_stream_shows_its_newest_lines() {
 
 fn summary(id: i64, cost: Option<f64>) -> diagraph::vocab::run::RunSummary {
     diagraph::vocab::run::RunSummary {
-        run_id: id,
-        session_id: format!("s-{id}"),
-        status: diagraph::vocab::run::RunStatus::Success,
-        effective_verdict: None,
-        degraded: false,
-        duration_ms: Some(1200),
-        question: "why is payment-service slow?".into(),
-        created_at: "2026-07-08T23:05:28Z".into(),
-        tokens: 1500,
         cost_usd: cost,
+        ..crate::fixtures::summary(id, &format!("s-{id}"), "SUCCESS")
     }
 }
 

@@ -1,7 +1,9 @@
 //! End to end in a real pseudo-terminal (tmux): run the binary's demo mode
 //! on a shipped scenario, step it to the end by keystrokes, read the
 //! screen, quit, and check that the terminal was restored. Also checks the
-//! "too small" message and that resizing brings the layout back.
+//! "too small" message and that resizing brings the layout back, and that
+//! a mouse click (sent as the terminal encodes it) switches a tab, with
+//! mouse capture on while the TUI runs and off after.
 //!
 //! Skipped (with a note) when tmux is not installed, unless under CI.
 
@@ -48,8 +50,11 @@ impl Session {
         let name = "diagraph-e2e".to_string();
         let bin = env!("CARGO_BIN_EXE_diagraph");
         let d = dir.path().display();
+        // Run from an empty directory with a cache of its own, as an
+        // installed binary would be: the shipped pack and scenarios come
+        // from the binary, never from the source checkout.
         let env = format!(
-            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config"
+            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config XDG_CACHE_HOME={d}/cache"
         );
         let after = if after.is_empty() {
             String::new()
@@ -61,8 +66,7 @@ impl Session {
             .map(|b| format!("{env} {bin} {b} >/dev/null 2>&1; "))
             .collect();
         let script = format!(
-            "cd {root} && {before}{env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
-            root = env!("CARGO_MANIFEST_DIR"),
+            "cd {d} && {before}{env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
         );
         let status = Command::new("tmux")
             .args(["-S"])
@@ -226,6 +230,102 @@ fn a_small_terminal_gets_a_message_and_resizing_recovers() {
     s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
 }
 
+impl Session {
+    /// The terminal modes the program in the pane asked for.
+    fn flags(&self, names: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", &self.name, names])
+            .trim()
+            .to_string()
+    }
+
+    /// A left click (press and release) at a 0-based cell, as a terminal
+    /// reports it with SGR mouse encoding.
+    fn click(&self, x: u16, y: u16) {
+        for end in ['M', 'm'] {
+            let seq = format!("\x1b[<0;{};{}{end}", x + 1, y + 1);
+            let hex: Vec<String> = seq.bytes().map(|b| format!("{b:02x}")).collect();
+            let mut args = vec!["send-keys", "-t", &self.name, "-H"];
+            args.extend(hex.iter().map(String::as_str));
+            self.tmux(&args);
+        }
+    }
+}
+
+#[test]
+fn the_mouse_switches_tabs_and_capture_ends_with_the_tui() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(&format!("demo {}", scenario("01_pass.toml")), 120, 36);
+    let screen = s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    assert_eq!(
+        s.flags("#{mouse_any_flag}#{mouse_sgr_flag}"),
+        "11",
+        "mouse capture on"
+    );
+    let (y, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("Transitions (0)"))
+        .unwrap_or_else(|| panic!("no tabs:\n{screen}"));
+    let x = line
+        .find("Transitions")
+        .map(|b| line[..b].chars().count())
+        .unwrap();
+    s.click(x as u16 + 2, y as u16);
+    s.wait_for("the transitions tab", None, |s| {
+        s.contains("[Transitions (0)]")
+    });
+    s.keys(&["c"]);
+    s.wait_for("the end of the run", None, reached_end);
+    s.keys(&["q"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    assert_eq!(
+        s.flags("#{mouse_any_flag}#{mouse_sgr_flag}"),
+        "00",
+        "mouse capture off again"
+    );
+}
+
+#[test]
+fn a_run_another_process_makes_appears_by_itself() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start("", 120, 36);
+    s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    // `diagraph ask` on the same database, from another process.
+    let d = s._dir.path();
+    let out = Command::new(env!("CARGO_BIN_EXE_diagraph"))
+        .current_dir(d)
+        .env(
+            "DIAGRAPH_DATABASE_URL",
+            format!("sqlite:{}/d.db", d.display()),
+        )
+        .env("XDG_DATA_HOME", d.join("data"))
+        .env("XDG_CONFIG_HOME", d.join("config"))
+        .env("XDG_CACHE_HOME", d.join("cache"))
+        .args(["ask", "elsewhere: why is order-service failing?"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let screen = s.wait_for("the other process's run", None, |s| {
+        s.contains("elsewhere: why is")
+    });
+    assert!(screen.contains("Runs (1)"), "{screen}");
+    assert!(
+        screen.contains("SUCCESS") || screen.contains("DEGRADED"),
+        "{screen}"
+    );
+    s.keys(&["C-c"]);
+    s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
+}
+
 /// The runs list as `diagraph runs` prints it after the TUI exits.
 fn runs_after(s: &Session) -> String {
     s.wait_for("the runs list", None, |s| s.contains("DIAGRAPH_DONE"))
@@ -321,6 +421,14 @@ fn a_pasted_question_runs_whole_and_its_nodes_open_and_copy() {
     let s = Session::start("", 140, 40);
     s.tmux(&["set-option", "-s", "set-clipboard", "on"]);
     s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    // Run from an empty directory, the shipped scenarios are listed all
+    // the same (and the question below is answered from the shipped pack).
+    s.keys(&["Escape"]);
+    s.wait_for("the graph focused", None, |s| s.contains("q quit"));
+    s.keys(&["d"]);
+    s.wait_for("the demo picker", None, |s| s.contains("PASS path"));
+    s.keys(&["Escape"]);
+    s.wait_for("the picker closed", None, |s| !s.contains("PASS path"));
     // Two lines pasted at once: one question. Unbracketed, the newline
     // would run "why is payment-service slow?" and `sd` would toggle step
     // mode and open the demo picker.

@@ -5,7 +5,8 @@
 //! the Gatekeeper's claim-level errors, the Verifier's facts).
 
 use crate::fixtures::{
-    RunBuilder, binding, buffer_text, capped_run, ch, idle_state, key, live_state, pass_run, render,
+    RunBuilder, binding, buffer_text, capped_run, ch, idle_state, key, live_state, pass_run,
+    render, summary,
 };
 use crossterm::event::KeyCode;
 use diagraph::tui::state::{DemoEntry, Pane, Popup, StoredRun, Subject};
@@ -181,6 +182,41 @@ fn g_in_a_popup_stops_at_the_end() {
         &state.popup,
         Some(Popup::Detail { scroll: 0, .. })
     ));
+}
+
+#[test]
+fn text_panes_stop_at_their_end_too() {
+    // An answer longer than its pane: j past the end, then one k moves
+    // the text at once (the scroll never ran on past what is drawn).
+    let mut b = RunBuilder::new(3, "q");
+    b.node(
+        NodeId::Planner,
+        Outcome::Completed,
+        "completed",
+        NodeId::End,
+    );
+    let answer: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+    let events = b.done(&answer.join("\n"), Some(Verdict::Pass));
+    let mut state = live_state(&events);
+    update(&mut state, Msg::Resize(120, 40));
+    state.focus = Pane::Answer;
+    for _ in 0..200 {
+        update(&mut state, ch('j'));
+    }
+    let end = state.sel.answer_scroll;
+    assert!(end > 0 && end < 40, "{end}");
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(text.contains("line 39"), "{text}");
+    update(&mut state, ch('k'));
+    assert_eq!(state.sel.answer_scroll, end - 1);
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(!text.contains("line 39"), "moved up one line:\n{text}");
+    update(&mut state, ch('G'));
+    assert_eq!(state.sel.answer_scroll, end);
+    // The verdict pane fits its text at this size: nothing to scroll.
+    state.focus = Pane::Verdict;
+    update(&mut state, ch('G'));
+    assert_eq!(state.sel.verdict_scroll, 0);
 }
 
 #[test]
@@ -500,21 +536,6 @@ fn a_live_run_shows_its_running_node_with_a_clock() {
     assert!(bar.contains("x cancel the run"), "{bar}");
     let row = text.lines().find(|l| l.contains("▶ executor")).unwrap();
     assert!(row.contains("running") && row.contains("2.4s"), "{row}");
-}
-
-fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSummary {
-    diagraph::vocab::run::RunSummary {
-        run_id: id,
-        session_id: session.into(),
-        status: diagraph::vocab::run::RunStatus::parse(status).unwrap(),
-        effective_verdict: Some(Verdict::Pass),
-        degraded: false,
-        duration_ms: Some(1_250),
-        question: format!("question {id}"),
-        created_at: "2026-07-08T23:05:28.000Z".into(),
-        tokens: 1_500 + id as u64,
-        cost_usd: None,
-    }
 }
 
 #[test]
