@@ -3,7 +3,7 @@
 //! A query may match millions of lines; the model is shown at most
 //! `limit`. [`Sampler`] sees every match once, in any order, with bounded
 //! memory: it counts them, keeps the first and last time, counts each
-//! group of lines like this (service, level and [`super::pattern`]) with its
+//! group of lines like this (service, level and [`crate::text::pattern`]) with its
 //! own first and last time, and keeps the newest line of each group plus
 //! the newest `limit` lines overall. The sample is the newest line of each
 //! group (newest groups first), filled up with the newest lines; so one

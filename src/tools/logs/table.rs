@@ -15,9 +15,9 @@
 //! after it was read makes the query fail with that reason.
 
 use super::format::{Defaults, Format};
-use super::pattern::{Shape, letter_runs, shape};
 use super::sample::Sampler;
 use super::{Found, LogLine, LogQuery, norm_level};
+use crate::text::pattern::{Shape, letter_runs, shape};
 use crate::tools::ToolError;
 use crate::tools::pack::load::{FileWarnings, MAX_LOG_LINE_BYTES, too_many_bad};
 use crate::tools::pack::{PackWarning, Readable};

@@ -397,7 +397,7 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
             };
             let mut cells = vec![
                 Cell::from(id),
-                Cell::from(time_cell(&time, widths[1])),
+                Cell::from(time_cell(time, widths[1])),
                 Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
                 Cell::from(vcell),
                 Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
