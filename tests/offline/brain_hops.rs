@@ -22,7 +22,7 @@ fn write_billing_pack(dir: &Path) {
     std::fs::create_dir_all(dir.join("skills/follow-the-request")).unwrap();
     std::fs::write(
         dir.join("pack.toml"),
-        "name = \"billing\"\ndescription = \"generated\"\nservices = [\"edge-proxy\", \"billing-api\", \"ledger-worker\"]\nnow = \"2030-03-04T10:15:00Z\"\n",
+        "name = \"billing\"\ndescription = \"generated\"\nservices = [\"edge-proxy\", \"billing-api\", \"ledger-worker\", \"web-frontend\"]\nnow = \"2030-03-04T10:15:00Z\"\n",
     )
     .unwrap();
     let mut logs: Vec<Value> = Vec::new();
@@ -38,6 +38,10 @@ fn write_billing_pack(dir: &Path) {
         logs.push(json!({"ts": format!("2030-03-04T10:0{i}:40Z"), "service": "edge-proxy", "level": "ERROR",
             "message": format!("upstream billing-api timed out after 15000ms: GET /v1/invoices/{i} returned 504")}));
     }
+    for i in 1..6 {
+        logs.push(json!({"ts": format!("2030-03-04T10:0{i}:30Z"), "service": "web-frontend", "level": "ERROR",
+            "message": format!("request to geo-lookup failed after {i}00ms: connection refused")}));
+    }
     for i in 0..5 {
         logs.push(json!({"ts": format!("2030-03-04T10:0{i}:20Z"), "service": "ledger-worker", "level": "INFO",
             "message": "batch committed"}));
@@ -51,7 +55,10 @@ fn write_billing_pack(dir: &Path) {
          "activeAt": "2030-03-04T10:03:00Z", "value": "0.21"},
         {"labels": {"alertname": "BillingSlowRequests", "service": "billing-api", "severity": "warning"},
          "annotations": {"summary": "p99 latency of billing-api above 3s"}, "state": "firing",
-         "activeAt": "2030-03-04T10:02:00Z", "value": "5.1"}
+         "activeAt": "2030-03-04T10:02:00Z", "value": "5.1"},
+        {"labels": {"alertname": "FrontendErrors", "service": "web-frontend", "severity": "warning"},
+         "annotations": {"summary": "web-frontend error ratio above 1%"}, "state": "firing",
+         "activeAt": "2030-03-04T10:03:00Z", "value": "0.04"}
     ]}});
     std::fs::write(dir.join("alerts.json"), alerts.to_string()).unwrap();
     std::fs::write(
@@ -198,6 +205,31 @@ async fn a_proxy_timeout_is_followed_to_the_upstream_on_another_pack() {
             "{}",
             o.end.answer
         );
+    }
+}
+
+/// The blamed dependency is not in the sources: the hop asks, the answer
+/// says no service has that name, and the cause stays unconfirmed.
+#[tokio::test]
+async fn a_blamed_dependency_the_sources_lack_stays_unconfirmed() {
+    let (_tmp, dir) = billing_pack();
+    for (q, none) in [
+        (
+            "Why is web-frontend failing?",
+            "No service named geo-lookup",
+        ),
+        ("web-frontend 为什么报错？", "没有名为 geo-lookup 的服务"),
+    ] {
+        let o = ask(&dir, q).await;
+        assert!(route(&o).iter().any(|n| n == "evidence_retry"), "{q}");
+        assert!(o.end.answer.contains(none), "{q}: {}", o.end.answer);
+        assert_eq!(
+            o.end.effective_verdict.map(|v| v.as_str()),
+            Some("LOW_CONFID"),
+            "{q}: {}",
+            o.end.answer
+        );
+        assert!(find_overstatement_in(&o).is_none());
     }
 }
 

@@ -69,10 +69,10 @@ static SERVICE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_](?:service|svc|api|server|db|worker|gateway)\b",
     )
 });
-/// `kafka-broker`, `auth_proxy`: lowercase words joined by `-` or `_`,
-/// each part led by a letter.
+/// `kafka-broker`: lowercase words joined by `-`, each part led by a
+/// letter (`mod_jk`, `max_connections` are identifiers, not services).
 static HYPHENATED: LazyLock<Regex> =
-    LazyLock::new(|| literal_regex(r"\b[a-z][a-z0-9]*(?:[-_][a-z][a-z0-9]*)+\b"));
+    LazyLock::new(|| literal_regex(r"\b[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)+\b"));
 /// Hyphenated words that are English, not names.
 const NOT_SERVICES: &[&str] = &[
     "out-of-memory",
@@ -329,6 +329,10 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
     }
     // (position, name); a longer name at the same place wins.
     let mut found: Vec<(usize, String)> = Vec::new();
+    // Names matched only by their parts, with those parts; and the parts
+    // of names matched exactly.
+    let mut fuzzy_found: Vec<(usize, String, Vec<String>)> = Vec::new();
+    let mut exact_parts: Vec<String> = Vec::new();
     let mut partial: Vec<(usize, String)> = Vec::new();
     for name in known {
         let n = name.to_lowercase();
@@ -357,13 +361,20 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
                 .min()
                 .unwrap_or(usize::MAX)
         };
-        let pos = exact.or_else(|| {
+        let fuzzy = || {
             // Fuzzy: every distinctive part of the name is a question word.
             (!parts.is_empty() && parts.iter().all(|p| word_matches(&question_words, p)))
                 .then(|| position(&parts))
-        });
-        if let Some(p) = pos {
+        };
+        if let Some(p) = exact {
             found.push((p, name.clone()));
+            exact_parts.extend(parts.iter().map(|p| p.to_string()));
+        } else if let Some(p) = fuzzy() {
+            fuzzy_found.push((
+                p,
+                name.clone(),
+                parts.iter().map(|p| p.to_string()).collect(),
+            ));
         } else if parts
             .iter()
             .any(|p| p.len() >= 4 && word_matches(&question_words, p))
@@ -371,16 +382,32 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
             partial.push((position(&parts), name.clone()));
         }
     }
+    // A name whose parts all belong to a name the question spells out is
+    // that name's sibling, not asked about ("bgl-mmcs" does not ask about
+    // bgl-app, whose one distinctive part is "bgl").
+    for (p, name, parts) in fuzzy_found {
+        if !parts.iter().all(|x| exact_parts.contains(x)) {
+            found.push((p, name));
+        }
+    }
     // Some distinctive parts only ("datanode" for hdfs-datanode): accepted
     // when nothing matched better and exactly one service fits.
     if found.is_empty() && partial.len() == 1 {
         found.append(&mut partial);
     }
+    // A name standing for a known one found already (`payment-svc` for
+    // payment-service) adds nothing.
+    let stands_for_found = |found: &[(usize, String)], s: &str| {
+        found.iter().any(|(_, n)| {
+            n.eq_ignore_ascii_case(s)
+                || name_parts(s)
+                    .iter()
+                    .all(|p| name_parts(&n.to_lowercase()).contains(p))
+        })
+    };
     for m in SERVICE_LIKE.find_iter(lower) {
         let s = m.as_str();
-        let known_hit = found.iter().any(|(_, n)| n.eq_ignore_ascii_case(s))
-            || known.iter().any(|k| k.eq_ignore_ascii_case(s));
-        if !known_hit {
+        if !stands_for_found(&found, s) && !known.iter().any(|k| k.eq_ignore_ascii_case(s)) {
             found.push((m.start(), s.to_string()));
         }
     }
@@ -391,12 +418,7 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
     for m in HYPHENATED.find_iter(lower) {
         let s = m.as_str();
         if NOT_SERVICES.contains(&s)
-            || found.iter().any(|(_, n)| {
-                n.eq_ignore_ascii_case(s)
-                    || name_parts(s)
-                        .iter()
-                        .all(|p| name_parts(&n.to_lowercase()).contains(p))
-            })
+            || stands_for_found(&found, s)
             || known.iter().any(|k| k.eq_ignore_ascii_case(s))
             || SYMPTOMS
                 .iter()
@@ -609,6 +631,26 @@ mod tests {
         );
         assert_eq!(unknown.services, vec!["ledger-service".to_string()]);
         assert_eq!(unknown.keywords, vec!["SocketTimeoutException".to_string()]);
+    }
+
+    #[test]
+    fn unknown_names_and_siblings() {
+        let bgl: Vec<String> = ["bgl-app", "bgl-mmcs", "bgl-kernel"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = extract("what errors does bgl-mmcs report?", &bgl);
+        assert_eq!(e.services, vec!["bgl-mmcs".to_string()]);
+        let e = extract("why is kafka-broker failing?", &known());
+        assert_eq!(e.services, vec!["kafka-broker".to_string()]);
+        let e = extract("kafka-broker 为什么一直报错？", &known());
+        assert_eq!(e.services, vec!["kafka-broker".to_string()]);
+        let e = extract("what is mod_jk complaining about?", &known());
+        assert!(e.services.is_empty(), "{:?}", e.services);
+        let e = extract("is payment-svc out-of-memory?", &known());
+        assert_eq!(e.services, vec!["payment-service".to_string()]);
+        let e = extract("a time-out on the on-call e-mail", &known());
+        assert!(e.services.is_empty(), "{:?}", e.services);
     }
 
     #[test]
