@@ -33,7 +33,7 @@ const EN: Titles = Titles {
     likely_cause: "Likely cause:",
     findings: "Findings:",
     not_found: "What the queries did not find:",
-    missing: "Missing information:",
+    missing: "Missing: ",
     unverified: "Not verified (hypotheses and next steps, not checked against the evidence):",
     hypothesis: "Hypothesis: ",
     next_step: "Next step: ",
@@ -45,7 +45,7 @@ const ZH: Titles = Titles {
     likely_cause: "可能原因：",
     findings: "发现：",
     not_found: "本次查询未检索到：",
-    missing: "缺少的信息：",
+    missing: "缺少：",
     unverified: "未经验证（假设与下一步建议，未与证据核对）：",
     hypothesis: "假设：",
     next_step: "下一步：",
@@ -221,21 +221,14 @@ pub fn evidence_quote(lang: Lang, c: &AllowedClaim) -> String {
 }
 
 /// What a statement or claim text is checked against: the verified
-/// evidence texts of its claims, and the citation words code writes next
-/// to it (tool, invocation id, raw path). Never the claim texts.
+/// evidence texts of its claims and the names of the tools that returned
+/// them. Never the claim texts, and no invocation id or array index (code
+/// writes the citation; a `0` there must not back "zero errors").
 pub fn evidence_texts(claims: &[&AllowedClaim]) -> Vec<FactText> {
     claims
         .iter()
         .flat_map(|c| c.evidence.iter())
-        .flat_map(|e| {
-            [
-                FactText::new(&e.matched_text),
-                FactText::new(&format!(
-                    "{} #{} {}",
-                    e.tool_name, e.source_invocation_id, e.raw_path
-                )),
-            ]
-        })
+        .flat_map(|e| [FactText::new(&e.matched_text), FactText::new(&e.tool_name)])
         .collect()
 }
 

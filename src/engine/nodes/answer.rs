@@ -13,9 +13,10 @@
 //!
 //! Negative findings are never the Composer's words: every allowed
 //! negative claim is rendered from the code template
-//! (`vocab::answer::negative_line`). Hypotheses and next steps appear only
-//! in the section marked unverified, and a line there that concludes
-//! ("healthy", "ruled out", 正常...) is dropped with a warning.
+//! (`vocab::answer::negative_line`). Hypotheses, missing information and
+//! next steps appear only in the section marked unverified, and a line
+//! there that concludes ("healthy", "ruled out", 正常...) is dropped with a
+//! warning.
 
 use crate::engine::nodes::gatekeeper::{GatekeeperRules, RuleId};
 use crate::text::facts::grounded::Added;
@@ -181,14 +182,14 @@ pub fn assemble(
     if causes.is_empty() && findings.is_empty() && negatives.is_empty() {
         answer::section(&mut out, t.findings, &[t.none.to_string()]);
     }
-    let missing = unverified(
+    // Missing information is the Executor's words too: unverified.
+    let mut unverified_lines = unverified(
         input.missing_info.iter().map(String::as_str),
-        "",
+        t.missing,
         on.unverified,
         &mut warnings,
     );
-    answer::section(&mut out, t.missing, &missing);
-    let mut unverified_lines = unverified(
+    unverified_lines.extend(unverified(
         input
             .allowed_hypotheses
             .iter()
@@ -196,7 +197,7 @@ pub fn assemble(
         t.hypothesis,
         on.unverified,
         &mut warnings,
-    );
+    ));
     unverified_lines.extend(unverified(
         output
             .recommended_actions

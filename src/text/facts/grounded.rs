@@ -231,17 +231,33 @@ pub fn concept(w: &str) -> &str {
         "存在" => "exist",
         "problem" | "problems" | "issue" | "issues" | "wrong" | "问题" => "problem",
         "fault" | "faults" | "faulty" => "failed",
+        "lack" | "lacks" | "lacking" | "absence" | "missing" => "lack",
         other => other,
     }
 }
 
-/// English health and conclusion words that are not state words of the
-/// excerpt rules (a ref may say them in passing), but that an answer may
-/// not add: "no problem", "nothing wrong", "all good".
+/// English health, absence and conclusion words that are not state words
+/// of the excerpt rules (a ref may say them in passing), but that an
+/// answer may not add: "no problem", "nothing wrong", "all good", "free
+/// of errors", "lacks errors".
 fn is_health_en(w: &str) -> bool {
     matches!(
         w,
-        "problem" | "problems" | "issue" | "issues" | "wrong" | "fault" | "faults" | "faulty"
+        "problem"
+            | "problems"
+            | "issue"
+            | "issues"
+            | "wrong"
+            | "fault"
+            | "faults"
+            | "faulty"
+            | "good"
+            | "lack"
+            | "lacks"
+            | "lacking"
+            | "absence"
+            | "missing"
+            | "free"
     )
 }
 
@@ -486,6 +502,7 @@ mod tests {
             ("redis has the HighCPUUsage alert firing.", ALERT),
             ("At 23:09 order-service logged a pool timeout.", POOL),
             ("HikariPool-2 connections were not available.", POOL),
+            ("payment-service has zero errors.", ALERT),
             (
                 "order-service 的 HikariPool-1 连接在 ٤٠٠٠٠ms 后超时。",
                 POOL,
@@ -516,6 +533,9 @@ mod tests {
             ("inventory-service 确认没有错误。", NOTHING),
             ("payment-service 的告警已经恢复。", ALERT),
             ("order-service 连接可用。", POOL),
+            ("order-service is free of errors.", POOL),
+            ("order-service lacks errors.", POOL),
+            ("payment-service looks good.", ALERT),
         ] {
             let got = check(s, &[e]);
             assert!(got.as_ref().is_some_and(Added::is_polarity), "{s}: {got:?}");

@@ -295,7 +295,7 @@ fn templates_follow_the_verdict_in_both_languages() {
         "Confirmed information:",
         "- order-service pool exhausted [query_logs #17 $.logs[0]]",
         "HikariPool-1 errors on order-service (indirect support only)",
-        "Current gaps:",
+        "Current gaps (not verified):",
         "- database metrics",
         "Not verified (hypotheses and next steps, not checked against the evidence):",
         "- Hypothesis: slow queries hold connections",
@@ -317,7 +317,7 @@ fn templates_follow_the_verdict_in_both_languages() {
     for part in [
         "当前无法基于已获取证据生成可靠结论。",
         "已确认信息：",
-        "证据缺口：",
+        "证据缺口（未经验证）：",
         "未经验证（假设与下一步建议，未与证据核对）：",
         "下一步：check the slow query log",
     ] {
@@ -329,7 +329,7 @@ fn templates_follow_the_verdict_in_both_languages() {
         &names(),
     );
     assert!(zh_low.starts_with("以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。"));
-    assert!(zh_low.contains("当前缺口：") && zh_low.contains("（仅有间接证据）"));
+    assert!(zh_low.contains("当前缺口（未经验证）：") && zh_low.contains("（仅有间接证据）"));
 
     let en_pass = post_verifier_answer(
         Lang::En,
