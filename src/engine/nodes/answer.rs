@@ -142,7 +142,9 @@ pub fn assemble(
                 format!("statements[{i}] mixes a negative finding with positive claims"),
             );
         }
-        if let Some(a) = check_text(&st.text, &claims, names) {
+        // the text as it will be shown is the text checked
+        let shown = crate::text::clean(&st.text, 400);
+        if let Some(a) = check_text(&shown, &claims, names) {
             let rule = rule_of(&a);
             let enabled = if a.is_polarity() {
                 on.polarity
@@ -157,7 +159,7 @@ pub fn assemble(
             // rendered from the template below, whatever the statement says
             continue;
         }
-        let line = answer::finding_line(lang, &st.text, &claims);
+        let line = answer::finding_line(lang, &shown, &claims);
         if claims.iter().any(|c| c.claim_type == "root_cause") {
             causes.push(line);
         } else {
