@@ -16,6 +16,11 @@ use crate::vocab::contracts::{Lang, Verification};
 use crate::vocab::dto::AllowedClaim;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
 
+/// Characters a statement may have on screen. Long enough that no honest
+/// statement is cut: a cut would leave half an identifier, and the text
+/// shown must be the text checked.
+pub const STATEMENT_CHARS: usize = 2000;
+
 /// Section titles of an assembled answer.
 pub struct Titles {
     pub likely_cause: &'static str,
@@ -122,7 +127,7 @@ pub fn finding_line(lang: Lang, text: &str, claims: &[&AllowedClaim]) -> String 
         .map(|c| citation(c))
         .filter(|c| !c.is_empty())
         .collect();
-    let mut line = format!("{}{mark}", clean(text, 400));
+    let mut line = format!("{}{mark}", clean(text, STATEMENT_CHARS));
     for c in cites {
         line.push(' ');
         line.push_str(&c);

@@ -143,7 +143,7 @@ pub fn assemble(
             );
         }
         // the text as it will be shown is the text checked
-        let shown = crate::text::clean(&st.text, 400);
+        let shown = crate::text::clean(&st.text, answer::STATEMENT_CHARS);
         if let Some(a) = check_text(&shown, &claims, names) {
             let rule = rule_of(&a);
             let enabled = if a.is_polarity() {

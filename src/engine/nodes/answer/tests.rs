@@ -300,3 +300,21 @@ fn switching_a_rule_off_lets_its_check_pass() {
         RuleId::StatementPolarity
     );
 }
+
+#[test]
+fn a_long_statement_is_shown_whole_as_checked() {
+    let long = format!(
+        "{} SQLTransientConnectionException on order-service",
+        "2026-07-08T22:55:04Z ERROR order-service POST /orders failed; ".repeat(10)
+    );
+    let mut inp = input(Lang::En);
+    inp.allowed_claims[0].evidence[0].matched_text = long.clone();
+    let out = output(&[(long.as_str(), &["c1"])]);
+    let a = assemble(&inp, &out, &[], &GatekeeperRules::shipped()).unwrap();
+    assert!(
+        a.text
+            .contains("SQLTransientConnectionException on order-service"),
+        "{}",
+        a.text
+    );
+}
