@@ -867,7 +867,7 @@ fn only_verified_material_flows_to_the_verifier_retry_and_composer() {
         &verifier,
     );
     assert_eq!(input.allowed_claims.len(), 1);
-    let answer = post_verifier_answer(Lang::En, &input);
+    let answer = post_verifier_answer(Lang::En, &input, &[]);
     assert!(answer.contains("order-service pool exhausted"), "{answer}");
     assert!(
         answer.contains("pool size too small (no direct evidence)"),

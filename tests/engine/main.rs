@@ -15,6 +15,8 @@
 mod helpers;
 mod runs;
 
+mod answer_classes;
+mod answer_props;
 mod fallback_markers;
 mod gatekeeper_adversarial;
 mod gatekeeper_classes;

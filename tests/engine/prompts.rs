@@ -121,8 +121,12 @@ fn verifier_example_matches_the_contract() {
 
 #[test]
 fn composer_example_matches_the_contract_and_does_not_overstate() {
-    for (_, out) in check_examples(AgentRole::Composer, parse_composer_output) {
+    for (example, out) in check_examples(AgentRole::Composer, parse_composer_output) {
         assert_eq!(find_overstatement(&out), None);
+        // the contract code assembles from: statements naming their claims
+        assert!(example.get("user_facing_answer").is_none());
+        assert!(!out.statements.is_empty());
+        assert!(out.statements.iter().all(|s| !s.claim_ids.is_empty()));
     }
 }
 

@@ -438,7 +438,7 @@ async fn composer_second_failure_or_non_retryable_uses_the_deterministic_templat
             serde_json::from_value(c.input.to_value()).unwrap();
         assert_eq!(
             without_unchecked(&out.end.answer),
-            fallback::post_verifier_answer(Lang::En, &input),
+            fallback::post_verifier_answer(Lang::En, &input, &shop_services()),
             "{file}"
         );
         assert_eq!(
@@ -673,7 +673,7 @@ async fn no_evidence_is_never_worded_as_ruled_out() {
         .find(|f| f.0 == NodeId::Composer)
         .unwrap();
     assert_eq!(c.1, Outcome::InvalidOutput);
-    assert!(c.3.contains("over-statement"), "{}", c.3);
+    assert!(c.3.contains("answer.statement_polarity"), "{}", c.3);
     let final_output = parse_composer_output(
         &serde_json::to_string(
             &out.self_evaluation.to_value()["verifier_evaluation"]["composer_output"],
@@ -718,11 +718,34 @@ async fn pre_verification_fallbacks_show_no_executor_claim() {
 
 #[tokio::test]
 async fn pre_verification_fallback_shows_only_status_counts_limits_and_review_hint() {
-    for (file, reason) in [
-        ("06_executor_invalid_output.toml", "executor_invalid_output"),
-        ("07_executor_tool_blocked.toml", "executor_tool_blocked"),
-        ("11_gatekeeper_fabricated_id.toml", "gatekeeper_reject"),
-        ("21_verifier_bad_request.toml", "verifier_failed"),
+    use diagraph::vocab::run::FailureClass;
+    // a model that failed is named by its failure class, an invalid output
+    // by the validation it did not pass
+    let bad_request = fallback::ModelCause {
+        role: AgentRole::Verifier,
+        class: FailureClass::BadResponse,
+    };
+    for (file, reason, cause) in [
+        (
+            "06_executor_invalid_output.toml",
+            "executor_invalid_output",
+            None,
+        ),
+        (
+            "07_executor_tool_blocked.toml",
+            "executor_tool_blocked",
+            None,
+        ),
+        (
+            "11_gatekeeper_fabricated_id.toml",
+            "gatekeeper_reject",
+            None,
+        ),
+        (
+            "21_verifier_bad_request.toml",
+            "verifier_failed",
+            Some(bad_request),
+        ),
     ] {
         let (out, rec, _) = run_captured(file).await;
         let invs: Vec<_> = rec
@@ -734,10 +757,27 @@ async fn pre_verification_fallback_shows_only_status_counts_limits_and_review_hi
         let counts = fallback::ToolCounts::from_invocations(&invs);
         assert_eq!(
             without_unchecked(&out.end.answer),
-            fallback::pre_verification_answer(Lang::En, reason.parse().ok(), counts, out.run_id),
+            fallback::pre_verification_answer(
+                Lang::En,
+                reason.parse().ok(),
+                cause,
+                counts,
+                out.run_id
+            ),
             "{file}"
         );
     }
+}
+
+/// The service names of the shipped pack, as the engine's answer check
+/// knows them.
+fn shop_services() -> Vec<String> {
+    crate::helpers::shop_pack()
+        .catalog()
+        .services
+        .iter()
+        .map(|s| s.to_lowercase())
+        .collect()
 }
 
 /// The answer without the code-made "What could not be checked" section

@@ -292,6 +292,7 @@ fn composer_in(q: &str, verdict: Verdict, claims: Vec<AllowedClaim>) -> Composer
             hypothesis_text: "Runbook guidance suggests GC pressure".into(),
             basis: "runbook".into(),
             needed_evidence: vec![],
+            evidence_bindings: vec![],
         }],
         missing_info: vec!["no GC metrics".into()],
         recommended_actions: vec![RecommendedAction {

@@ -110,14 +110,14 @@ pub fn fake_llm(service: &'static str) -> Responder {
                 "rationale": "every critical fact is directly evidenced"}));
         }
         if let Some(claims) = input.get("allowed_claims").and_then(Value::as_array) {
-            let lines: Vec<String> = claims
+            // one statement per allowed claim, naming it (composer_output)
+            let statements: Vec<Value> = claims
                 .iter()
-                .filter_map(|c| c["claim_text"].as_str())
-                .map(|t| format!("- {t}"))
+                .map(|c| json!({"text": c["claim_text"], "claim_ids": [c["claim_id"]]}))
                 .collect();
             return text(json!({"answer_summary": "Confirmed from the alerts.",
-                "recommended_actions": [],
-                "user_facing_answer": format!("Confirmed:\n{}", lines.join("\n"))}));
+                "statements": statements,
+                "recommended_actions": []}));
         }
         Reply::error(400, "fake LLM: unknown role", "bad_request")
     })

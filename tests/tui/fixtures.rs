@@ -183,6 +183,7 @@ impl RunBuilder {
                 rule_set_version: "gatekeeper-rules-v1".into(),
                 rules: vec![],
                 checked_bindings: bindings,
+                unverified_bindings: vec![],
                 claim_errors: vec![],
                 failed_rules,
                 warnings: vec![],

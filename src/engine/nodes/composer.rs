@@ -1,13 +1,15 @@
-//! The Composer node: renders only Verifier-allowed material
-//! ([`ComposerInput`](crate::vocab::dto::ComposerInput), built once per
-//! stage so a technical retry re-sends it unchanged). Code, not the prompt,
-//! rejects an answer that turns a negative observation into "ruled out"
+//! The Composer node: the model chooses statements from Verifier-allowed
+//! material only ([`ComposerInput`](crate::vocab::dto::ComposerInput),
+//! built once per stage so a technical retry re-sends it unchanged), each
+//! naming the verified claims it rests on; code assembles the answer
+//! (`nodes::answer`) and makes the output INVALID_OUTPUT when a statement
+//! names no verified claim or says more than its claims' evidence
 //! (ARCHITECTURE.md, "Evidence trust boundary").
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, invalid};
 use crate::engine::nodes::allowed;
-use crate::engine::nodes::fallback;
-use crate::vocab::contracts::{Verdict, find_overstatement, parse_composer_output};
+use crate::engine::nodes::answer;
+use crate::vocab::contracts::parse_composer_output;
 use crate::vocab::dto::AgentInput;
 use crate::vocab::graph::Outcome;
 use std::sync::Arc;
@@ -29,25 +31,38 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         Ok(output) => output,
         Err(failure) => return Ok(failure),
     };
-    let has_negative = composer_input.allowed_claims.iter().any(|c| c.is_negative);
-    if has_negative && let Some(phrase) = find_overstatement(&output) {
-        return Ok(invalid(&format!(
-            "over-statement {phrase:?} about a negative observation"
-        )));
-    }
-    let verdict = composer_input.verdict;
-    let answer = match fallback::verdict_banner(ctx.state.lang, verdict) {
-        Some(banner) if verdict != Verdict::Pass => {
-            format!("{banner}\n\n{}", output.user_facing_answer)
-        }
-        _ => output.user_facing_answer.clone(),
+    let names = known_names(ctx);
+    let assembled = match answer::assemble(&composer_input, &output, &names, &ctx.engine.rules) {
+        Ok(a) => a,
+        Err(rejection) => return Ok(invalid(&rejection.to_string())),
     };
-    ctx.state.final_answer = Some(answer);
+    let verdict = composer_input.verdict;
+    let mut detail = format!(
+        "verdict {verdict}, {} statement(s)",
+        output.statements.len()
+    );
+    for w in &assembled.warnings {
+        detail.push_str("; ");
+        detail.push_str(w);
+    }
+    ctx.state.final_answer = Some(assembled.text);
     ctx.state.composer_output = Some(output);
     Ok(NodeResult {
         outcome: Outcome::Completed,
-        detail: format!("verdict {verdict}"),
+        detail,
     })
+}
+
+/// Service names the sources know, lower case: a single-word one is a
+/// name wherever a statement says it.
+pub(crate) fn known_names(ctx: &RunCtx<'_>) -> Vec<String> {
+    ctx.engine
+        .catalog
+        .services
+        .iter()
+        .map(|s| crate::text::facts::normalize(s).to_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// The Composer's whitelist input, from the Verifier-allowed material only.

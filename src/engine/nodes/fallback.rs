@@ -5,14 +5,24 @@
 //! Executor said is trustworthy, so [`pre_verification_answer`] takes no
 //! claim or tool text at all: only the reason code, code-made tool counts
 //! and the run id. After the Verifier, [`post_verifier_answer`] renders only
-//! Verifier-allowed material ([`ComposerInput`]), and never lets a
-//! "found nothing" result read as "ruled out": any model-written line with
-//! an over-statement phrase is replaced by a code-made sentence or dropped.
+//! Verifier-allowed material ([`ComposerInput`]) under the answer rules
+//! (`nodes::answer`): a claim text that says more than its verified
+//! evidence is replaced by that evidence, quoted; negative findings are
+//! the code template; hypotheses and next steps stand only in the section
+//! marked unverified, without lines that conclude.
+//!
+//! The reason line of the pre-verification answer names the failure
+//! class: a model that timed out, ran out of quota or could not be reached
+//! is said so, never "did not pass structure validation".
 
-use crate::text::{clean, one_line};
-use crate::vocab::contracts::{Lang, OVERSTATEMENT_PHRASES, Verdict, Verification};
-use crate::vocab::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
+use crate::engine::nodes::answer::{self, check_text};
+use crate::text::one_line;
+use crate::vocab::agent::AgentRole;
+use crate::vocab::answer::{evidence_quote, finding_line, negative_line};
+use crate::vocab::contracts::{Lang, Severity, Verdict};
+use crate::vocab::dto::{AllowedClaim, ComposerInput};
 use crate::vocab::graph::ReasonCode;
+use crate::vocab::run::FailureClass;
 use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
@@ -104,15 +114,72 @@ fn reason_line(lang: Lang, reason_code: Option<ReasonCode>) -> &'static str {
     }
 }
 
+/// A model call that failed, ending the node that led to the fallback:
+/// the role and the class of the failure (never its text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelCause {
+    pub role: AgentRole,
+    pub class: FailureClass,
+}
+
+/// The reason line for a node whose model call failed.
+fn model_reason_line(lang: Lang, cause: ModelCause) -> String {
+    use FailureClass as C;
+    match lang {
+        Lang::En => {
+            let what = match cause.class {
+                C::Timeout => "timed out",
+                C::Quota => "is out of quota",
+                C::RateLimited => "was rate limited",
+                C::Connection => "could not be reached",
+                C::Unauthorized => "refused the credentials (check the API key)",
+                C::Forbidden => "refused access",
+                C::ServerError => "failed with a server error",
+                C::BadResponse => "returned a response that could not be used",
+                _ => "failed",
+            };
+            format!(
+                "The diagnosis could not be completed: the {} model {what}.",
+                cause.role
+            )
+        }
+        Lang::Zh => {
+            let role = match cause.role {
+                AgentRole::Planner => "规划",
+                AgentRole::Executor => "执行",
+                AgentRole::Verifier => "校验",
+                AgentRole::Composer => "撰写",
+            };
+            let what = match cause.class {
+                C::Timeout => "调用超时",
+                C::Quota => "配额已用尽",
+                C::RateLimited => "被限流",
+                C::Connection => "无法连接",
+                C::Unauthorized => "拒绝了凭据（请检查 API key）",
+                C::Forbidden => "拒绝访问",
+                C::ServerError => "返回了服务器错误",
+                C::BadResponse => "返回了无法使用的响应",
+                _ => "调用失败",
+            };
+            format!("本次诊断未能完成：{role}模型{what}。")
+        }
+    }
+}
+
 /// The answer for a failure before the Verifier. It has no parameter that
-/// could carry Executor or tool text, so it cannot leak any.
+/// could carry Executor or tool text, so it cannot leak any. `cause`: the
+/// model failure that ended the failing node, if that is what ended it.
 pub fn pre_verification_answer(
     lang: Lang,
     reason_code: Option<ReasonCode>,
+    cause: Option<ModelCause>,
     counts: ToolCounts,
     run_id: i64,
 ) -> String {
-    let reason = reason_line(lang, reason_code);
+    let reason = match cause {
+        Some(c) => model_reason_line(lang, c),
+        None => reason_line(lang, reason_code).to_string(),
+    };
     let counts = counts.describe(lang);
     match lang {
         Lang::En => format!(
@@ -147,40 +214,43 @@ pub fn verdict_banner(lang: Lang, verdict: Verdict) -> Option<&'static str> {
 struct Labels {
     confirmed_findings: &'static str,
     confirmed_info: &'static str,
-    hypotheses: &'static str,
+    not_found: &'static str,
     current_gaps: &'static str,
     evidence_gaps: &'static str,
     still_missing: &'static str,
-    next_steps: &'static str,
+    unverified: &'static str,
+    hypothesis: &'static str,
+    next_step: &'static str,
     none: &'static str,
     default_step: &'static str,
-    indirect: &'static str,
 }
 
 const EN: Labels = Labels {
     confirmed_findings: "Confirmed findings:",
     confirmed_info: "Confirmed information:",
-    hypotheses: "Hypotheses (not confirmed):",
-    current_gaps: "Current gaps:",
-    evidence_gaps: "Evidence gaps:",
-    still_missing: "Still missing:",
-    next_steps: "Suggested next steps:",
+    not_found: "What the queries did not find:",
+    current_gaps: "Current gaps (not verified):",
+    evidence_gaps: "Evidence gaps (not verified):",
+    still_missing: "Still missing (not verified):",
+    unverified: "Not verified (hypotheses and next steps, not checked against the evidence):",
+    hypothesis: "Hypothesis: ",
+    next_step: "Next step: ",
     none: "(none)",
     default_step: "Review the tool calls in the trace and gather the missing evidence.",
-    indirect: " (indirect support only)",
 };
 
 const ZH: Labels = Labels {
     confirmed_findings: "已确认信息：",
     confirmed_info: "已确认信息：",
-    hypotheses: "待验证假设（未确认）：",
-    current_gaps: "当前缺口：",
-    evidence_gaps: "证据缺口：",
-    still_missing: "仍缺少的信息：",
-    next_steps: "建议下一步：",
+    not_found: "本次查询未检索到：",
+    current_gaps: "当前缺口（未经验证）：",
+    evidence_gaps: "证据缺口（未经验证）：",
+    still_missing: "仍缺少的信息（未经验证）：",
+    unverified: "未经验证（假设与下一步建议，未与证据核对）：",
+    hypothesis: "假设：",
+    next_step: "下一步：",
     none: "无",
     default_step: "结合 Trace 中的工具调用记录人工复核，并补充缺失证据。",
-    indirect: "（仅有间接支持）",
 };
 
 fn labels(lang: Lang) -> &'static Labels {
@@ -190,69 +260,14 @@ fn labels(lang: Lang) -> &'static Labels {
     }
 }
 
-/// Whether model text turns "found nothing" into a conclusion.
-pub fn has_overstatement(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    OVERSTATEMENT_PHRASES.iter().any(|p| lower.contains(p))
-}
-
-/// The `query=...` part of a no-evidence ref text, if it is clean.
-fn query_of(matched_text: &str) -> Option<String> {
-    let start = matched_text.find("query=")? + "query=".len();
-    let rest = matched_text.get(start..)?;
-    let q = clean(rest.split(';').next()?, 120);
-    (!q.is_empty() && !has_overstatement(&q)).then_some(q)
-}
-
-/// A code-made sentence for a claim whose own text cannot be shown.
-fn neutral_sentence(lang: Lang, negative: bool, evidence: &[VerifiedEvidence]) -> String {
-    let Some(e) = evidence.first() else {
-        return match (lang, negative) {
-            (Lang::En, true) => "This query found no matching evidence.".into(),
-            (Lang::Zh, true) => "本次查询未检索到匹配证据。".into(),
-            (Lang::En, false) => "A verified finding is recorded in the trace.".into(),
-            (Lang::Zh, false) => "一条已验证的发现记录在 Trace 中。".into(),
-        };
-    };
-    let (tool, id) = (one_line(&e.tool_name), e.source_invocation_id);
-    match (lang, negative, query_of(&e.matched_text)) {
-        (Lang::En, true, Some(q)) => {
-            format!("This query ({tool} #{id}, {q}) found no matching evidence.")
-        }
-        (Lang::En, true, None) => format!("This query ({tool} #{id}) found no matching evidence."),
-        (Lang::Zh, true, Some(q)) => format!("本次查询（{tool} #{id}，{q}）未检索到匹配证据。"),
-        (Lang::Zh, true, None) => format!("本次查询（{tool} #{id}）未检索到匹配证据。"),
-        (Lang::En, false, _) => {
-            format!("A verified finding from {tool} #{id} is recorded in the trace.")
-        }
-        (Lang::Zh, false, _) => format!("一条来自 {tool} #{id} 的已验证发现记录在 Trace 中。"),
-    }
-}
-
-fn claim_line(lang: Lang, c: &AllowedClaim) -> String {
+/// A positive claim as the fallback shows it: its text when the text says
+/// nothing its verified evidence lacks, else that evidence, quoted.
+fn claim_line(lang: Lang, c: &AllowedClaim, names: &[String]) -> String {
     let text = one_line(&c.claim_text);
-    if text.is_empty() || has_overstatement(&text) {
-        return neutral_sentence(lang, c.is_negative, &c.evidence);
+    if text.is_empty() || check_text(&text, &[c], names).is_some() {
+        return finding_line(lang, &evidence_quote(lang, c), &[c]);
     }
-    if c.is_negative {
-        return match lang {
-            Lang::En => format!("No matching evidence was found by this query: {text}"),
-            Lang::Zh => format!("本次查询未检索到匹配证据：{text}"),
-        };
-    }
-    if c.verification == Verification::IndirectSupport {
-        format!("{text}{}", labels(lang).indirect)
-    } else {
-        text
-    }
-}
-
-/// Model-written lines that may be shown as they are (clean, non-empty).
-fn safe_lines<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
-    items
-        .map(one_line)
-        .filter(|l| !l.is_empty() && !has_overstatement(l))
-        .collect()
+    finding_line(lang, &text, &[c])
 }
 
 fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
@@ -270,35 +285,60 @@ fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
     }
 }
 
-/// The post-verifier fallback: fixed templates over allowed material only.
-pub fn post_verifier_answer(lang: Lang, input: &ComposerInput) -> String {
+/// The post-verifier fallback: fixed templates over allowed material only,
+/// every finding checked against its verified evidence. `names`: service
+/// names the sources know (lower case).
+pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String]) -> String {
     let t = labels(lang);
+    let rule = Some(Severity::None);
+    let mut ignored = Vec::new();
     let claims: Vec<String> = input
         .allowed_claims
         .iter()
-        .map(|c| claim_line(lang, c))
+        .filter(|c| !c.is_negative)
+        .map(|c| claim_line(lang, c, names))
         .collect();
-    let gaps = safe_lines(input.missing_info.iter().map(String::as_str));
-    let hypotheses = safe_lines(
+    let negatives: Vec<String> = input
+        .allowed_claims
+        .iter()
+        .filter(|c| c.is_negative)
+        .map(|c| negative_line(lang, c))
+        .collect();
+    let gaps = answer::unverified(
+        input.missing_info.iter().map(String::as_str),
+        "",
+        rule,
+        &mut ignored,
+    );
+    let mut unverified = answer::unverified(
         input
             .allowed_hypotheses
             .iter()
             .map(|h| h.hypothesis_text.as_str()),
+        t.hypothesis,
+        rule,
+        &mut ignored,
     );
-    let mut steps = safe_lines(
+    let steps = answer::unverified(
         input
             .recommended_actions
             .iter()
             .map(|a| a.action_text.as_str()),
+        t.next_step,
+        rule,
+        &mut ignored,
     );
     if steps.is_empty() {
-        steps.push(t.default_step.to_string());
+        unverified.push(format!("{}{}", t.next_step, t.default_step));
     }
+    unverified.extend(steps);
     let mut out = String::new();
     match input.verdict {
         Verdict::Pass => {
             section(&mut out, t.confirmed_findings, &claims, t.none);
-            section(&mut out, t.hypotheses, &hypotheses, t.none);
+            if !negatives.is_empty() {
+                section(&mut out, t.not_found, &negatives, t.none);
+            }
             if !gaps.is_empty() {
                 section(&mut out, t.still_missing, &gaps, t.none);
             }
@@ -311,10 +351,13 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput) -> String {
                 t.current_gaps
             };
             section(&mut out, t.confirmed_info, &claims, t.none);
+            if !negatives.is_empty() {
+                section(&mut out, t.not_found, &negatives, t.none);
+            }
             section(&mut out, gap_title, &gaps, t.none);
         }
     }
-    section(&mut out, t.next_steps, &steps, t.none);
+    section(&mut out, t.unverified, &unverified, t.none);
     out
 }
 

@@ -94,8 +94,49 @@ pub fn check_with_tools<I: Borrow<ToolInvocation>>(
             checked.push(run.check_binding(claim, n, binding, &mut seen));
         }
     }
-    run.finish(checked)
+    // Bindings on hypotheses and actions: never evidence of a finding, but
+    // a fabricated citation anywhere is a failure with its rule.
+    let items = output
+        .hypotheses
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            (
+                format!("hypotheses[{i}]"),
+                &h.hypothesis_text,
+                &h.evidence_bindings,
+            )
+        })
+        .chain(output.recommended_actions.iter().enumerate().map(|(i, a)| {
+            (
+                format!("recommended_actions[{i}]"),
+                &a.action_text,
+                &a.evidence_bindings,
+            )
+        }));
+    let mut unverified = Vec::new();
+    for (id, text, bindings) in items {
+        if bindings.is_empty() {
+            continue;
+        }
+        let item = Claim {
+            claim_id: id,
+            claim_type: UNVERIFIED_ITEM.into(),
+            claim_text: text.clone(),
+            support_level: String::new(),
+            evidence_bindings: Vec::new(),
+        };
+        let mut seen: HashSet<(i64, String)> = HashSet::new();
+        for (n, binding) in bindings.iter().enumerate() {
+            unverified.push(run.check_binding(&item, n, binding, &mut seen));
+        }
+    }
+    run.finish(checked, unverified)
 }
+
+/// The `claim_type` the Gatekeeper gives a hypothesis or action while it
+/// checks its bindings: not a claim, so neither claim-type rule applies.
+const UNVERIFIED_ITEM: &str = "unverified";
 
 /// One failed rule on one binding.
 struct Failure {
@@ -290,8 +331,13 @@ impl<'a> Checker<'a> {
             BindingStatus::Pass
         };
         if !eval.warnings.is_empty() || !eval.failures.is_empty() {
+            let what = if claim.claim_type == UNVERIFIED_ITEM {
+                "item"
+            } else {
+                "claim"
+            };
             let where_ = format!(
-                "claim {} binding #{} ({} invocation {} {})",
+                "{what} {} binding #{} ({} invocation {} {})",
                 quote(&claim.claim_id),
                 n + 1,
                 quote(&b.tool_name),
@@ -518,14 +564,15 @@ impl<'a> Checker<'a> {
     ) {
         let inv_id = self.invocations.get(inv).map_or(0, |i| i.id);
         let no_evidence = path == NO_EVIDENCE_PATH;
-        if claim.is_negative() && !no_evidence {
+        let is_claim = claim.claim_type != UNVERIFIED_ITEM;
+        if is_claim && claim.is_negative() && !no_evidence {
             let detail = format!(
                 "a negative_observation may only bind $.no_evidence, not {}",
                 quote(path)
             );
             eval.fail(&self.resolved, RuleId::NegativeBindsNoEvidence, detail);
         }
-        if !claim.is_negative() && no_evidence {
+        if is_claim && !claim.is_negative() && no_evidence {
             let detail = format!(
                 "a {} claim cannot be supported by a $.no_evidence ref (it only says the query found nothing)",
                 quote(&claim.claim_type)
@@ -555,7 +602,11 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn finish(self, checked_bindings: Vec<CheckedBinding>) -> GatekeeperResult {
+    fn finish(
+        self,
+        checked_bindings: Vec<CheckedBinding>,
+        unverified_bindings: Vec<CheckedBinding>,
+    ) -> GatekeeperResult {
         GatekeeperResult {
             status: if self.severity == Severity::None {
                 "pass".into()
@@ -566,6 +617,7 @@ impl<'a> Checker<'a> {
             rule_set_version: self.rules.rule_set_version.clone(),
             rules: self.rules.summaries(),
             checked_bindings,
+            unverified_bindings,
             claim_errors: self.claim_errors,
             failed_rules: self.failed_rules,
             warnings: self.warnings,

@@ -3,6 +3,7 @@
 //! never route: they return an outcome and the router decides.
 
 pub mod allowed;
+pub mod answer;
 pub mod composer;
 pub mod evidence_retry;
 pub mod executor;

@@ -9,7 +9,8 @@
 //! was injected, reordered, or has duplicate claim ids: a binding without a
 //! passing partner is dropped. The evidence text the Verifier sees is the
 //! ref text the Gatekeeper resolved, never the Executor's excerpt, and
-//! unverified bindings on recommended actions are stripped.
+//! bindings on hypotheses and recommended actions (checked, but never
+//! evidence of a finding) are stripped.
 
 use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, Claim, EvidenceBinding, ExecutorEvidence, GatekeeperResult,
@@ -71,7 +72,15 @@ pub fn project(output: &ExecutorEvidence, result: &GatekeeperResult) -> Verified
         verified_output: ExecutorEvidence {
             answer_version: output.answer_version.clone(),
             claims,
-            hypotheses: output.hypotheses.clone(),
+            hypotheses: output
+                .hypotheses
+                .iter()
+                .map(|h| {
+                    let mut h = h.clone();
+                    h.evidence_bindings.clear();
+                    h
+                })
+                .collect(),
             recommended_actions: output
                 .recommended_actions
                 .iter()
@@ -181,6 +190,7 @@ mod tests {
             rule_set_version: "gatekeeper-rules-v1".into(),
             rules: vec![],
             checked_bindings: cbs,
+            unverified_bindings: vec![],
             claim_errors: vec![],
             failed_rules: vec![],
             warnings: vec![],

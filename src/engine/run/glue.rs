@@ -4,7 +4,7 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
 use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
-use crate::engine::unchecked;
+use crate::engine::unchecked::{self, Met, Origin};
 use crate::text::truncate_middle;
 use crate::vocab::contracts::Verdict;
 use crate::vocab::contracts::{GatekeeperResult, normalize_gatekeeper, parse_gatekeeper_result};
@@ -113,17 +113,20 @@ pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
 pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
     let reason = ctx.state.fallback_reason;
     let answer = if reason.is_some_and(ReasonCode::is_post_verifier_fallback) {
+        let names = crate::engine::nodes::composer::known_names(ctx);
         match &ctx.state.composer_input {
-            Some(input) => fallback::post_verifier_answer(ctx.state.lang, input),
+            Some(input) => fallback::post_verifier_answer(ctx.state.lang, input, &names),
             None => fallback::post_verifier_answer(
                 ctx.state.lang,
                 &crate::engine::nodes::composer::build_input(ctx),
+                &names,
             ),
         }
     } else {
         fallback::pre_verification_answer(
             ctx.state.lang,
             reason,
+            model_cause(&ctx.state.failures),
             fallback::ToolCounts::from_invocations(&ctx.state.invocations),
             ctx.state.run_id,
         )
@@ -133,4 +136,20 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
         Outcome::Completed,
         reason.map_or("unknown", ReasonCode::as_str),
     )
+}
+
+/// The model failure that ended the node before the fallback, if a failed
+/// model call (not its output) is what ended it: the failure the run met
+/// just before the node's own.
+fn model_cause(failures: &[Met]) -> Option<fallback::ModelCause> {
+    let [.., before, last] = failures else {
+        return None;
+    };
+    match (before.origin, last.origin) {
+        (Origin::Model(role), Origin::Node) => Some(fallback::ModelCause {
+            role,
+            class: before.failure.class,
+        }),
+        _ => None,
+    }
 }

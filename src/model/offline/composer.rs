@@ -8,11 +8,19 @@
 //! re-worded from their `$.no_evidence` text rather than copied, and any
 //! over-statement phrase that reached the text through quoted tool text is
 //! scrubbed before the answer leaves.
+//!
+//! The engine shows only the `statements` (each naming its claim) and
+//! assembles the answer itself; `user_facing_answer` is the draft a
+//! seed-002 Composer would write. A claim text that says more than its
+//! verified evidence (the answer check, `vocab::answer::check_text`) is
+//! stated by its evidence instead, so an honest offline run is never
+//! rejected for the Executor's wording.
 
 use crate::text::clean;
+use crate::vocab::answer::{check_text, evidence_quote};
 use crate::vocab::contracts::{
-    ComposerAction, ComposerOutput, Lang, OVERSTATEMENT_PHRASES, Verdict, Verification,
-    find_overstatement,
+    ComposerAction, ComposerOutput, ComposerStatement, Lang, OVERSTATEMENT_PHRASES, Verdict,
+    Verification, find_overstatement,
 };
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
@@ -98,8 +106,14 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
         actions.iter().map(|a| a.action_text.clone()),
     );
     let summary = summary(input, &causes, &findings, &negatives, zh);
+    let statements: Vec<ComposerStatement> = causes
+        .iter()
+        .chain(findings.iter())
+        .map(|c| statement(c, input.lang))
+        .collect();
     let candidate = ComposerOutput {
         answer_summary: scrub(&summary),
+        statements: statements.clone(),
         recommended_actions: actions,
         user_facing_answer: scrub(out.trim_end()),
     };
@@ -115,10 +129,38 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
             "{n} verified finding(s) could not be rendered safely; see the run trace for the evidence."
         )
     };
+    let statements = statements
+        .into_iter()
+        .filter(|s| {
+            let alone = ComposerOutput {
+                statements: vec![s.clone()],
+                ..Default::default()
+            };
+            find_overstatement(&alone).is_none()
+        })
+        .collect();
     ComposerOutput {
         answer_summary: text.clone(),
+        statements,
         recommended_actions: vec![],
         user_facing_answer: text,
+    }
+}
+
+/// A positive claim as a statement: its text when that says nothing its
+/// verified evidence lacks, else its evidence, quoted.
+fn statement(c: &AllowedClaim, lang: Lang) -> ComposerStatement {
+    let text = clean(&c.claim_text, 400);
+    let text = if text.is_empty() || check_text(&text, &[c], &[]).is_some() {
+        evidence_quote(lang, c)
+    } else {
+        text
+    };
+    // Quoted tool text may carry an over-statement phrase; removing words
+    // adds no fact, so the scrubbed statement still passes the check.
+    ComposerStatement {
+        text: scrub(&text),
+        claim_ids: vec![c.claim_id.clone()],
     }
 }
 

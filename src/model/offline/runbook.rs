@@ -198,6 +198,7 @@ pub fn material(
             } else {
                 "alerts or log lines that show this directly".into()
             }],
+            evidence_bindings: vec![],
         });
     }
     if let Some(n) = c

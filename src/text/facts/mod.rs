@@ -19,6 +19,7 @@
 //! The padded form (`" p0 p1 ... "`) makes "is a contiguous run of the
 //! other's parts" one substring search.
 
+pub mod grounded;
 pub mod stamp;
 pub mod words;
 

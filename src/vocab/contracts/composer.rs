@@ -1,8 +1,16 @@
-//! `composer_output` and the over-statement check that code, not a prompt,
-//! guarantees: "found nothing" never reads as "ruled out" (ARCHITECTURE.md,
-//! "Evidence trust boundary").
+//! `composer_output`: the statements the Composer chooses, each naming the
+//! verified claims it rests on, and the over-statement phrases the
+//! evaluation still counts (the answer itself is checked by facts, in
+//! `engine::nodes::answer`).
+//!
+//! Parsing stays compatible with seed 002's `composer_output`
+//! (`answer_summary`, `recommended_actions`, `user_facing_answer`): an
+//! output in that shape parses, and its free-text answer then counts as one
+//! statement that names no claim. What is INVALID_OUTPUT here: not one
+//! JSON object, items of the wrong shape, or neither `statements` nor a
+//! non-empty `user_facing_answer`.
 
-use super::json::{Fields, ParseFailure, extract_json_object, objects};
+use super::json::{Fields, Json, ParseFailure, extract_json_object, kind, objects};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -12,19 +20,78 @@ pub struct ComposerAction {
     pub reason: String,
 }
 
+/// One statement of the answer and the verified claims it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ComposerStatement {
+    pub text: String,
+    #[serde(default)]
+    pub claim_ids: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ComposerOutput {
+    #[serde(default)]
     pub answer_summary: String,
+    /// The findings, each naming its claims. Code assembles the answer
+    /// from them; absent in outputs of the seed 002 shape.
+    #[serde(default)]
+    pub statements: Vec<ComposerStatement>,
+    #[serde(default)]
     pub recommended_actions: Vec<ComposerAction>,
+    /// Seed 002's free-text answer. Never shown: it names no claim.
+    #[serde(default)]
     pub user_facing_answer: String,
 }
 
 pub fn parse_composer_output(text: &str) -> Result<ComposerOutput, ParseFailure> {
     let map = extract_json_object(text)?;
     let f = Fields::new(&map, "composer_output");
-    let answer = f.req_str("user_facing_answer")?;
-    if answer.trim().is_empty() {
-        return Err(ParseFailure::malformed("user_facing_answer is empty"));
+    let answer = f.opt_str("user_facing_answer")?;
+    let has_statements = matches!(map.get("statements"), Some(Json::Array(_)));
+    if !has_statements && answer.trim().is_empty() {
+        return Err(ParseFailure::malformed(
+            "composer_output has no statements (and no user_facing_answer)",
+        ));
+    }
+    let mut statements = Vec::new();
+    for (i, st) in objects(f.opt_array("statements")?, "statements")?
+        .into_iter()
+        .enumerate()
+    {
+        let sf = Fields::new(st, "statements[]");
+        let text = sf.req_str("text")?;
+        if text.trim().is_empty() {
+            return Err(ParseFailure::malformed(format!(
+                "statements[{i}].text is empty"
+            )));
+        }
+        let claim_ids = match st.get("claim_ids") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::String(s)) => vec![s.to_string()],
+            Some(Json::Array(items)) => {
+                let mut ids = Vec::with_capacity(items.len());
+                for (k, v) in items.iter().enumerate() {
+                    match v {
+                        Json::String(s) => ids.push(s.to_string()),
+                        Json::Number(n) => ids.push(n.to_string()),
+                        other => {
+                            return Err(ParseFailure::malformed(format!(
+                                "statements[{i}].claim_ids[{k}] must be a string, got {}",
+                                kind(other)
+                            )));
+                        }
+                    }
+                }
+                ids
+            }
+            Some(other) => {
+                return Err(ParseFailure::malformed(format!(
+                    "statements[{i}].claim_ids must be an array of claim ids, got {}",
+                    kind(other)
+                )));
+            }
+        };
+        statements.push(ComposerStatement { text, claim_ids });
     }
     let mut actions = Vec::new();
     for a in objects(f.opt_array("recommended_actions")?, "recommended_actions")? {
@@ -36,13 +103,17 @@ pub fn parse_composer_output(text: &str) -> Result<ComposerOutput, ParseFailure>
     }
     Ok(ComposerOutput {
         answer_summary: f.opt_str("answer_summary")?,
+        statements,
         recommended_actions: actions,
         user_facing_answer: answer,
     })
 }
 
 /// Phrases that turn "this query found nothing" into a conclusion the
-/// evidence cannot carry. Matched case-insensitively on the whole answer.
+/// evidence cannot carry, matched case-insensitively. The evaluation counts
+/// them as over-claims; the answer check itself compares facts (polarity
+/// and state words, `text::facts::grounded`), which also catches the
+/// paraphrases no list can hold.
 pub const OVERSTATEMENT_PHRASES: &[&str] = &[
     "ruled out",
     "rule out",
@@ -66,15 +137,18 @@ pub const OVERSTATEMENT_PHRASES: &[&str] = &[
     "是健康的",
 ];
 
-/// The over-statement phrase found in a composer answer, if any. Only
-/// applied when the allowed material contains a negative observation (or a
-/// `$.no_evidence` binding): only then can "found nothing" be over-stated,
-/// and elsewhere the phrases may be legitimate.
+/// The over-statement phrase found in a composer output's text, if any.
 pub fn find_overstatement(output: &ComposerOutput) -> Option<&'static str> {
     let text = format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         output.answer_summary,
         output.user_facing_answer,
+        output
+            .statements
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         output
             .recommended_actions
             .iter()
@@ -119,8 +193,37 @@ mod tests {
             r#"{"user_facing_answer": "  "}"#,
             r#"{"user_facing_answer": ["a"]}"#,
             r#"{"user_facing_answer": "a", "recommended_actions": [{"reason": "r"}]}"#,
+            r#"{"statements": {"text": "a"}}"#,
+            r#"{"statements": [{"claim_ids": ["c1"]}]}"#,
+            r#"{"statements": [{"text": " ", "claim_ids": ["c1"]}]}"#,
+            r#"{"statements": [{"text": "a", "claim_ids": [{"id": "c1"}]}]}"#,
+            r#"{"statements": [{"text": "a", "claim_ids": 7}]}"#,
+            r#"{"statements": ["a"]}"#,
         ] {
             assert!(parse_composer_output(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn statements_name_their_claims_and_the_seed_shape_still_parses() {
+        let out = parse_composer_output(
+            r#"{"statements": [{"text": "a", "claim_ids": ["c1", 2]}, {"text": "b", "claim_ids": "c3"}, {"text": "c"}]}"#,
+        )
+        .unwrap();
+        let ids: Vec<Vec<String>> = out.statements.iter().map(|s| s.claim_ids.clone()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                vec!["c1".to_string(), "2".to_string()],
+                vec!["c3".to_string()],
+                vec![]
+            ]
+        );
+        let legacy =
+            parse_composer_output(r#"{"answer_summary": "s", "user_facing_answer": "a"}"#).unwrap();
+        assert!(legacy.statements.is_empty());
+        assert_eq!(legacy.user_facing_answer, "a");
+        let empty = parse_composer_output(r#"{"statements": []}"#).unwrap();
+        assert!(empty.statements.is_empty() && empty.user_facing_answer.is_empty());
     }
 }

@@ -73,6 +73,10 @@ pub struct Hypothesis {
     pub basis: String,
     #[serde(default)]
     pub needed_evidence: Vec<String>,
+    /// Citations a model attached to the hypothesis. They never make it a
+    /// finding, but the Gatekeeper checks them like any binding.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence_bindings: Vec<EvidenceBinding>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -111,10 +115,15 @@ pub fn parse_executor_evidence(text: &str) -> Result<ExecutorEvidence, ParseFail
     let mut hypotheses = Vec::new();
     for h in objects(f.opt_array("hypotheses")?, "hypotheses")? {
         let hf = Fields::new(h, "hypotheses[]");
+        let bindings = objects(hf.opt_array("evidence_bindings")?, "evidence_bindings")?
+            .into_iter()
+            .map(parse_binding)
+            .collect::<Result<Vec<_>, _>>()?;
         hypotheses.push(Hypothesis {
             hypothesis_text: hf.req_str("hypothesis_text")?,
             basis: hf.opt_str("basis")?,
             needed_evidence: hf.opt_string_list("needed_evidence")?,
+            evidence_bindings: bindings,
         });
     }
     let mut recommended_actions = Vec::new();

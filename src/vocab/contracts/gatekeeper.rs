@@ -90,6 +90,13 @@ pub struct GatekeeperResult {
     pub rule_set_version: String,
     pub rules: Vec<RuleSummary>,
     pub checked_bindings: Vec<CheckedBinding>,
+    /// The bindings on hypotheses and recommended actions, checked by the
+    /// same rules (their `claim_id` is `hypotheses[i]` or
+    /// `recommended_actions[i]`). They never make an item a finding and do
+    /// not count as verified bindings; a failing one counts at its rule's
+    /// severity like any other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverified_bindings: Vec<CheckedBinding>,
     /// Failures of a claim or of the whole output, each naming its rule.
     #[serde(default)]
     pub claim_errors: Vec<ClaimError>,
@@ -140,6 +147,7 @@ mod tests {
             rule_set_version: "v".into(),
             rules: vec![],
             checked_bindings: vec![],
+            unverified_bindings: vec![],
             claim_errors: vec![],
             failed_rules: vec![],
             warnings: vec![],

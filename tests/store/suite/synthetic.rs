@@ -185,6 +185,7 @@ pub fn gatekeeper_pass(inv: &ToolInvocation, claim_text: &str) -> GatekeeperResu
             detail: String::new(),
             backfilled: false,
         }],
+        unverified_bindings: vec![],
         claim_errors: vec![],
         failed_rules: vec![],
         warnings: vec![],

@@ -15,7 +15,7 @@ const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
 /// The version of the rules this code implements; the shipped file says
 /// the same (a unit test keeps them equal).
-pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v3";
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v4";
 
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
@@ -41,10 +41,15 @@ pub enum RuleId {
     UniqueItem,
     NegativeBindsNoEvidence,
     PositiveNeedsPositiveEvidence,
+    StatementCitesClaim,
+    StatementFacts,
+    StatementPolarity,
+    NegativeByTemplate,
+    UnverifiedConclusion,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 20] = [
+    pub const ALL: [RuleId; 25] = [
         RuleId::AnswerVersion,
         RuleId::ForbiddenFields,
         RuleId::HasClaims,
@@ -65,6 +70,11 @@ impl RuleId {
         RuleId::UniqueItem,
         RuleId::NegativeBindsNoEvidence,
         RuleId::PositiveNeedsPositiveEvidence,
+        RuleId::StatementCitesClaim,
+        RuleId::StatementFacts,
+        RuleId::StatementPolarity,
+        RuleId::NegativeByTemplate,
+        RuleId::UnverifiedConclusion,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -89,11 +99,23 @@ impl RuleId {
             RuleId::UniqueItem => "binding.unique_item",
             RuleId::NegativeBindsNoEvidence => "binding.negative_binds_no_evidence",
             RuleId::PositiveNeedsPositiveEvidence => "binding.positive_needs_positive_evidence",
+            RuleId::StatementCitesClaim => "answer.statement_cites_claim",
+            RuleId::StatementFacts => "answer.statement_facts",
+            RuleId::StatementPolarity => "answer.statement_polarity",
+            RuleId::NegativeByTemplate => "answer.negative_by_template",
+            RuleId::UnverifiedConclusion => "answer.unverified_conclusion",
         }
     }
 
     pub fn parse(id: &str) -> Option<RuleId> {
         RuleId::ALL.into_iter().find(|r| r.as_str() == id)
+    }
+
+    /// Whether the Gatekeeper checks this rule on the Executor's output;
+    /// the `answer.*` rules are checked on the answer (Composer node and
+    /// post-verifier fallback, `engine::nodes::answer`).
+    pub fn is_gatekeeper(self) -> bool {
+        !self.as_str().starts_with("answer.")
     }
 
     /// The rule's built-in severity, the one the shipped file sets too (a
@@ -112,7 +134,12 @@ impl RuleId {
             | RuleId::ExcerptIdentifies
             | RuleId::ExcerptFacts
             | RuleId::ExcerptPolarity
-            | RuleId::NegativeBindsNoEvidence => Severity::Reject,
+            | RuleId::NegativeBindsNoEvidence
+            | RuleId::StatementCitesClaim
+            | RuleId::StatementFacts
+            | RuleId::StatementPolarity
+            | RuleId::NegativeByTemplate => Severity::Reject,
+            RuleId::UnverifiedConclusion => Severity::None,
             RuleId::HasClaims
             | RuleId::ClaimHasBindings
             | RuleId::InvocationIdPresent
@@ -266,7 +293,7 @@ impl GatekeeperRules {
     pub fn summaries(&self) -> Vec<RuleSummary> {
         self.rules
             .iter()
-            .filter(|r| r.enabled)
+            .filter(|r| r.enabled && RuleId::parse(&r.id).is_some_and(RuleId::is_gatekeeper))
             .map(|r| RuleSummary {
                 id: r.id.clone(),
                 description: r.description.clone(),
@@ -274,6 +301,11 @@ impl GatekeeperRules {
                 default_severity: r.default_severity,
             })
             .collect()
+    }
+
+    /// The severity a rule runs at, or None when it is switched off.
+    pub fn severity(&self, rule: RuleId) -> Option<Severity> {
+        self.resolve().severity(rule)
     }
 
     /// The per-rule severity table (None = disabled) and the parameters.
@@ -405,7 +437,8 @@ mod tests {
             resolved.severity(RuleId::InvocationOwned),
             Some(Severity::Reject)
         );
-        assert_eq!(rules.summaries().len(), RuleId::ALL.len() - 1);
+        let gatekeeper_rules = RuleId::ALL.iter().filter(|r| r.is_gatekeeper()).count();
+        assert_eq!(rules.summaries().len(), gatekeeper_rules - 1);
         assert!(
             rules
                 .summaries()

@@ -123,7 +123,10 @@ fn correct_bindings_pass_with_the_ref_text() {
         r.errors
     );
     assert_eq!(r.rule_set_version, super::RULE_SET_VERSION);
-    assert_eq!(r.rules.len(), RuleId::ALL.len());
+    // the result lists the rules the Gatekeeper checks, not the answer's
+    let gatekeeper_rules = RuleId::ALL.iter().filter(|r| r.is_gatekeeper()).count();
+    assert_eq!(r.rules.len(), gatekeeper_rules);
+    assert!(r.rules.iter().all(|x| !x.id.starts_with("answer.")));
     assert_eq!(r.checked_bindings.len(), 2);
     assert_eq!(r.checked_bindings[0].matched_text, ALERT);
     assert_eq!(r.checked_bindings[1].matched_text, NONE);
@@ -409,4 +412,119 @@ fn no_claims_fails_low_confid_with_a_claim_level_error() {
     assert_eq!(r.failed_rules, vec!["contract.has_claims"]);
     assert_eq!(r.verified_binding_count(), 0);
     assert_eq!(r.claim_errors[0].claim_id, None);
+}
+
+#[test]
+fn bindings_on_hypotheses_and_actions_are_checked_but_never_verify() {
+    use crate::vocab::contracts::{Hypothesis, RecommendedAction};
+    let honest = bind(
+        "query_logs",
+        Some(11),
+        Some("$.logs[0]"),
+        "HikariPool-1 - Connection is not available",
+    );
+    let mut out = output(vec![("observation", vec![alert_binding()])]);
+    out.hypotheses = vec![Hypothesis {
+        hypothesis_text: "the pool is too small".into(),
+        evidence_bindings: vec![honest.clone()],
+        ..Default::default()
+    }];
+    out.recommended_actions = vec![RecommendedAction {
+        action_text: "check inventory-service".into(),
+        reason: String::new(),
+        // a found-nothing ref may motivate an action: no claim-type rule applies
+        evidence_bindings: vec![bind(
+            "query_logs",
+            Some(12),
+            Some("$.no_evidence"),
+            "query_logs returned no evidence",
+        )],
+    }];
+    let r = run(&out);
+    assert_eq!(
+        (r.status.as_str(), r.severity.as_str()),
+        ("pass", "none"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(
+        r.verified_binding_count(),
+        1,
+        "items never count as verified"
+    );
+    let ids: Vec<&str> = r
+        .unverified_bindings
+        .iter()
+        .map(|b| b.claim_id.as_str())
+        .collect();
+    assert_eq!(ids, vec!["hypotheses[0]", "recommended_actions[0]"]);
+
+    // each cheat fails with its rule, at the rule's severity
+    for (binding, rule) in [
+        (
+            bind(
+                "query_logs",
+                Some(999),
+                Some("$.logs[0]"),
+                "HikariPool-1 - Connection",
+            ),
+            "binding.invocation_owned",
+        ),
+        (
+            bind(
+                "query_logs",
+                Some(11),
+                Some("$.logs[0]"),
+                "HikariPool-1 - Connection is available",
+            ),
+            "binding.excerpt_polarity",
+        ),
+        (
+            bind(
+                "query_logs",
+                Some(11),
+                Some("$.logs[0]"),
+                "HikariPool-2 - Connection is not available",
+            ),
+            "binding.excerpt_facts",
+        ),
+        (
+            bind("query_logs", Some(11), Some("$.logs[0]"), "ERROR"),
+            "binding.excerpt_identifies",
+        ),
+        (
+            bind(
+                "query_logs",
+                Some(11),
+                Some("$.logs[0].message"),
+                "HikariPool-1 - Connection is not available",
+            ),
+            "binding.raw_path_shape",
+        ),
+    ] {
+        for hypothesis in [true, false] {
+            let mut out = output(vec![("observation", vec![alert_binding()])]);
+            let item = if hypothesis {
+                out.hypotheses = vec![Hypothesis {
+                    hypothesis_text: "h".into(),
+                    evidence_bindings: vec![binding.clone()],
+                    ..Default::default()
+                }];
+                "hypotheses[0]"
+            } else {
+                out.recommended_actions = vec![RecommendedAction {
+                    action_text: "a".into(),
+                    reason: String::new(),
+                    evidence_bindings: vec![binding.clone()],
+                }];
+                "recommended_actions[0]"
+            };
+            let r = run(&out);
+            assert_eq!(r.severity, "reject", "{rule}");
+            assert_eq!(r.failed_rules, vec![rule], "{:?}", r.errors);
+            assert_eq!(r.unverified_bindings[0].failed_rule.as_deref(), Some(rule));
+            assert!(r.errors[0].contains(item), "{}", r.errors[0]);
+            assert_eq!(r.verified_binding_count(), 1);
+        }
+    }
 }

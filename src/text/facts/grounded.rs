@@ -1,0 +1,585 @@
+//! Whether a statement says more than the evidence it rests on: the check
+//! behind every finding an answer shows (DESIGN section 3).
+//!
+//! An answer may paraphrase (its words are free), but it may not add a
+//! fact. [`added`] compares a statement with the verified evidence texts of
+//! the claims it names and reports the first thing the statement adds:
+//!
+//! - a *name*: an identifier (a joined or camelCase run such as
+//!   `order-service`, `HikariPool-1`, `HighCPUUsage`) or a known service
+//!   name that is not spelled in the evidence;
+//! - a *number* or *timestamp* the evidence does not hold (compared by
+//!   value and unit, `25 minutes` = `25m`; timestamps by their fields);
+//! - a *negation* where the evidence negates nothing: a negated clause of
+//!   the statement must rest on a negated clause of the evidence that
+//!   speaks of one of its facts, so "order-service has no errors" cannot
+//!   borrow the "not" of "Connection is not available";
+//! - a *state or health word* (firing, resolved, healthy, ruled out,
+//!   problem, 正常, 已排除, 问题...) the evidence does not say. States are
+//!   compared as concepts across English and Chinese (`firing` = `触发`,
+//!   `failed` = `失败`), so a Chinese answer over English logs is not
+//!   over-rejected.
+//!
+//! The check reads facts, not phrases: "ruled-out", "confirmed to be
+//! healthy", "已经排除" and "一切正常" are caught by their state words,
+//! whatever surrounds them.
+
+use super::{FactText, Join, Kind, numbers_match, unit_after};
+
+/// What a statement adds to its evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// An identifier or service name the evidence does not spell.
+    Name(String),
+    /// A number or timestamp the evidence does not hold.
+    Number(String),
+    /// A negation the evidence does not make about the same facts.
+    Negation(String),
+    /// A state, health or polarity word the evidence does not say.
+    State(String),
+}
+
+impl Added {
+    /// Negations and state words (polarity), as opposed to names and numbers (facts).
+    pub fn is_polarity(&self) -> bool {
+        matches!(self, Added::Negation(_) | Added::State(_))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Added::Name(n) => format!("names {n:?}, which its evidence does not contain"),
+            Added::Number(n) => format!("states {n:?}, which its evidence does not contain"),
+            Added::Negation(n) => {
+                format!("negates ({n:?}) where its evidence negates nothing about the same facts")
+            }
+            Added::State(w) => format!("says {w:?}, which its evidence does not say"),
+        }
+    }
+}
+
+/// The first thing `statement` adds to `evidence`. `names` are service
+/// names known to the sources (lower case); a single-word one counts as a
+/// name wherever it stands.
+pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> Option<Added> {
+    let parts = statement.parts();
+    let negated: Vec<u16> = parts
+        .iter()
+        .filter(|p| p.kind == Kind::Negation)
+        .map(|p| p.clause)
+        .collect();
+    let clause_negated = |i: usize| parts.get(i).is_some_and(|p| negated.contains(&p.clause));
+    for (first, last) in statement.units() {
+        let Some(p) = parts.get(first) else { continue };
+        let text = statement.text(p);
+        if let Some(st) = statement.stamp(p.kind) {
+            let found = evidence
+                .iter()
+                .any(|e| e.stamps().iter().any(|&rs| st.renders(rs)));
+            if !found {
+                return Some(Added::Number("a timestamp".into()));
+            }
+            continue;
+        }
+        // state words first, so "ruled-out" reads as the state it says
+        for i in first..=last {
+            let Some(q) = parts.get(i) else { continue };
+            let w = statement.text(q);
+            let state = match q.kind {
+                Kind::Polarity => w.is_ascii(),
+                Kind::Word | Kind::Filler => is_health_en(w),
+                _ => false,
+            };
+            if state && !states_rest_on(evidence, concept(w), clause_negated(i)) {
+                return Some(Added::State(w.to_string()));
+            }
+        }
+        if last > first {
+            let key = ident_key(statement, first, last);
+            if !key.is_empty() && !evidence.iter().any(|e| spells(e, &key)) {
+                return Some(Added::Name(unit_text(statement, first, last)));
+            }
+            continue;
+        }
+        match p.kind {
+            Kind::Number if text != "one" => {
+                let unit = unit_after(statement, first);
+                if !evidence
+                    .iter()
+                    .any(|e| !number_at(e, text, unit).is_empty())
+                {
+                    return Some(Added::Number(text.to_string()));
+                }
+            }
+            Kind::Word | Kind::Filler
+                if names.iter().any(|n| n == text)
+                    && !evidence.iter().any(|e| has_word(e, text)) =>
+            {
+                return Some(Added::Name(text.to_string()));
+            }
+            _ => {}
+        }
+    }
+    let han = statement
+        .han_polarity()
+        .iter()
+        .map(|(i, w)| (*i as usize, *w))
+        .chain(han_health_words(statement));
+    for (i, w) in han {
+        if !states_rest_on(evidence, concept(w), clause_negated(i)) {
+            return Some(Added::State(w.to_string()));
+        }
+    }
+    let mut clauses: Vec<(u16, String)> = parts
+        .iter()
+        .filter(|p| p.kind == Kind::Negation)
+        .map(|p| (p.clause, statement.text(p).to_string()))
+        .collect();
+    clauses.dedup_by_key(|(c, _)| *c);
+    for (clause, word) in clauses {
+        if !negation_rests_on_evidence(statement, clause, evidence) {
+            return Some(Added::Negation(word));
+        }
+    }
+    None
+}
+
+/// A state the statement says rests on evidence that says it; one the
+/// statement says without a negation, on evidence that says it without a
+/// negation in its clause ("not available" supports no "available"). A
+/// negated state is checked with its negation.
+fn states_rest_on(evidence: &[FactText], c: &str, negated: bool) -> bool {
+    evidence.iter().any(|e| {
+        let neg: Vec<u16> = e
+            .parts()
+            .iter()
+            .filter(|p| p.kind == Kind::Negation)
+            .map(|p| p.clause)
+            .collect();
+        state_at(e, c)
+            .into_iter()
+            .any(|j| negated || !e.parts().get(j).is_some_and(|p| neg.contains(&p.clause)))
+    })
+}
+
+/// The word by which `text` concludes about a system rather than reports
+/// a reading: a state of health or absence (healthy, normal, ruled out,
+/// excluded, absent, 正常, 健康, 排除, 存在), or a problem word under a
+/// negation ("no problem", "nothing wrong", "not exist", 没有问题). Such a
+/// line may not stand next to a "found nothing" result, in any section.
+pub fn concludes(text: &FactText) -> Option<String> {
+    let parts = text.parts();
+    let negated_before = |i: usize| {
+        (i.saturating_sub(3)..i).any(|k| parts.get(k).is_some_and(|p| p.kind == Kind::Negation))
+    };
+    for (i, p) in parts.iter().enumerate() {
+        let w = text.text(p);
+        if !w.is_ascii() || !matches!(p.kind, Kind::Polarity | Kind::Word | Kind::Filler) {
+            continue;
+        }
+        let c = concept(w);
+        if CONCLUSIONS.contains(&c)
+            || ((c == "problem" || matches!(w, "exist" | "exists" | "existing"))
+                && negated_before(i))
+        {
+            return Some(w.to_string());
+        }
+    }
+    for (i, w) in text.han_polarity() {
+        if CONCLUSIONS.contains(&concept(w))
+            && (concept(w) != "exist" || negated_before(*i as usize))
+        {
+            return Some((*w).to_string());
+        }
+    }
+    han_health_words(text)
+        .into_iter()
+        .find(|(i, _)| negated_before(*i))
+        .map(|(_, w)| w.to_string())
+}
+
+/// State concepts that conclude about a system rather than report a reading.
+const CONCLUSIONS: &[&str] = &["healthy", "normal", "ruled", "absent", "exist"];
+
+/// The concept a state word stands for, across English and Chinese; a word
+/// without an entry stands for itself.
+pub fn concept(w: &str) -> &str {
+    match w {
+        "firing" | "fire" | "fired" | "触发" => "firing",
+        "resolved" | "recovered" | "recovering" | "恢复" | "解决" => "resolved",
+        "fail" | "failed" | "failing" | "failure" | "failures" | "失败" | "故障" => "failed",
+        "success" | "successful" | "successfully" | "succeeded" | "succeed" | "成功" => "success",
+        "normal" | "normally" | "正常" => "normal",
+        "abnormal" | "异常" => "abnormal",
+        "healthy" | "ok" | "fine" | "健康" | "良好" | "无恙" | "完好" => "healthy",
+        "available" | "可用" => "available",
+        "above" | "over" | "exceed" | "exceeded" | "exceeds" | "exceeding" | "higher" | "超过"
+        | "高于" => "above",
+        "below" | "under" | "lower" | "低于" => "below",
+        "increase" | "increased" | "increasing" | "rising" | "升高" | "上升" | "增加" => {
+            "increase"
+        }
+        "decrease" | "decreased" | "decreasing" | "falling" | "dropped" | "降低" | "下降"
+        | "减少" => "decrease",
+        "stopped" | "停止" => "stopped",
+        "started" | "启动" => "started",
+        "down" | "dead" | "宕机" => "down",
+        "crashed" | "crash" | "crashing" | "崩溃" => "crashed",
+        "stable" | "稳定" => "stable",
+        "ruled" | "rule" | "excluded" | "exclude" | "eliminated" | "排除" => "ruled",
+        "confirmed" | "确认" => "confirmed",
+        "nonexistent" | "absent" => "absent",
+        "存在" => "exist",
+        "problem" | "problems" | "issue" | "issues" | "wrong" | "问题" => "problem",
+        "fault" | "faults" | "faulty" => "failed",
+        "lack" | "lacks" | "lacking" | "absence" | "missing" => "lack",
+        other => other,
+    }
+}
+
+/// English health, absence and conclusion words that are not state words
+/// of the excerpt rules (a ref may say them in passing), but that an
+/// answer may not add: "no problem", "nothing wrong", "all good", "free
+/// of errors", "lacks errors".
+fn is_health_en(w: &str) -> bool {
+    matches!(
+        w,
+        "problem"
+            | "problems"
+            | "issue"
+            | "issues"
+            | "wrong"
+            | "fault"
+            | "faults"
+            | "faulty"
+            | "good"
+            | "lack"
+            | "lacks"
+            | "lacking"
+            | "absence"
+            | "missing"
+            | "free"
+    )
+}
+
+/// Chinese health and conclusion words outside the excerpt rules' state
+/// words (问题 "problem", 没事 "nothing wrong", 一切 "everything").
+const HEALTH_HAN: &[&str] = &["问题", "没事", "无碍"];
+
+fn han_health_words(t: &FactText) -> Vec<(usize, &'static str)> {
+    let parts = t.parts();
+    let mut out = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let Some(q) = parts.get(i + 1) else { break };
+        if q.join != Join::HanRun {
+            continue;
+        }
+        let pair = format!("{}{}", t.text(p), t.text(q));
+        if let Some(w) = HEALTH_HAN.iter().find(|w| **w == pair) {
+            out.push((i, *w));
+        }
+    }
+    out
+}
+
+/// Part indices where `e` says the state concept `c` (an English or
+/// Chinese word of it).
+fn state_at(e: &FactText, c: &str) -> Vec<usize> {
+    let mut out: Vec<usize> = e
+        .parts()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            let w = e.text(p);
+            w.is_ascii()
+                && matches!(p.kind, Kind::Polarity | Kind::Word | Kind::Filler)
+                && concept(w) == c
+        })
+        .map(|(j, _)| j)
+        .collect();
+    out.extend(
+        e.han_polarity()
+            .iter()
+            .map(|(i, w)| (*i as usize, *w))
+            .chain(han_health_words(e))
+            .filter(|(_, w)| concept(w) == c)
+            .map(|(i, _)| i),
+    );
+    out
+}
+
+/// Whether `e` spells the identifier `key`, or its singular (`ERRORs`,
+/// split by case into `erro` `rs`, is the plural of `ERROR`).
+fn spells(e: &FactText, key: &str) -> bool {
+    !run_at(e, key).is_empty()
+        || key
+            .strip_suffix('s')
+            .is_some_and(|k| !k.is_empty() && !run_at(e, k).is_empty())
+}
+
+fn has_word(e: &FactText, w: &str) -> bool {
+    e.tokens().any(|t| t == w) || !run_at(e, w).is_empty()
+}
+
+/// The letters of a joined run, without a trailing filler part (the `s`
+/// of `payment-service's`).
+fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
+    while last > first && t.parts().get(last).is_some_and(|p| p.kind == Kind::Filler) {
+        last -= 1;
+    }
+    (first..=last).map(|i| t.text_at(i)).collect()
+}
+
+fn unit_text(t: &FactText, first: usize, last: usize) -> String {
+    (first..=last)
+        .map(|i| t.text_at(i))
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// First part indices of the runs of consecutive parts of `e` that spell `key`.
+fn run_at(e: &FactText, key: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let first_byte = key.as_bytes().first().copied();
+    for j in 0..e.parts().len() {
+        if e.text_at(j).as_bytes().first().copied() != first_byte {
+            continue;
+        }
+        let mut len = 0usize;
+        for k in j..e.parts().len() {
+            let piece = e.text_at(k);
+            let Some(rest) = key.get(len..) else { break };
+            if piece.is_empty() || !rest.starts_with(piece) {
+                break;
+            }
+            len += piece.len();
+            if len == key.len() {
+                out.push(j);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Part indices of `e`'s numbers equal to `text` (with the unit word after it).
+fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
+    e.parts()
+        .iter()
+        .enumerate()
+        .filter(|(j, q)| {
+            q.kind == Kind::Number && {
+                let ub = if q.join == Join::Apart {
+                    unit_after(e, *j)
+                } else {
+                    ""
+                };
+                numbers_match(text, unit, e.text(q), ub)
+            }
+        })
+        .map(|(j, _)| j)
+        .collect()
+}
+
+/// A negated clause of the statement rests on the evidence when a clause of
+/// the evidence negates and speaks of one of the statement clause's facts;
+/// when none of its facts occur in the evidence at all (a Chinese
+/// paraphrase of an English line), any negation of the evidence will do.
+fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[FactText]) -> bool {
+    let in_clause = |i: usize| s.parts().get(i).is_some_and(|p| p.clause == clause);
+    let items: Vec<(usize, usize)> = s
+        .units()
+        .into_iter()
+        .filter(|&(first, _)| {
+            in_clause(first)
+                && s.parts()
+                    .get(first)
+                    .is_some_and(|p| matches!(p.kind, Kind::Word | Kind::Number | Kind::Han))
+        })
+        .collect();
+    // states by concept, so 可用 finds "available"
+    let states: Vec<&str> = s
+        .parts()
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| in_clause(*i) && p.kind == Kind::Polarity && s.text(p).is_ascii())
+        .map(|(_, p)| concept(s.text(p)))
+        .chain(
+            s.han_polarity()
+                .iter()
+                .filter(|(i, _)| in_clause(*i as usize))
+                .map(|(_, w)| concept(w)),
+        )
+        .collect();
+    let mut any_occurs = false;
+    for e in evidence {
+        let negated: Vec<u16> = e
+            .parts()
+            .iter()
+            .filter(|p| p.kind == Kind::Negation)
+            .map(|p| p.clause)
+            .collect();
+        let mut at: Vec<usize> = Vec::new();
+        for &(first, last) in &items {
+            if last > first {
+                at.extend(run_at(e, &ident_key(s, first, last)));
+                continue;
+            }
+            let text = s.text_at(first);
+            match s.parts().get(first).map(|p| p.kind) {
+                Some(Kind::Number) => at.extend(number_at(e, text, unit_after(s, first))),
+                _ => at.extend((0..e.parts().len()).filter(|&j| e.text_at(j) == text)),
+            }
+        }
+        for c in &states {
+            at.extend(state_at(e, c));
+        }
+        any_occurs |= !at.is_empty();
+        if at.iter().any(|&j| {
+            e.parts()
+                .get(j)
+                .is_some_and(|p| negated.contains(&p.clause))
+        }) {
+            return true;
+        }
+    }
+    !any_occurs && evidence.iter().any(FactText::has_negation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(statement: &str, evidence: &[&str]) -> Option<Added> {
+        let ev: Vec<FactText> = evidence.iter().map(|e| FactText::new(e)).collect();
+        let names = vec!["redis".to_string(), "payment-service".to_string()];
+        added(&FactText::new(statement), &ev, &names)
+    }
+
+    const ALERT: &str = "alert HighCPUUsage service=payment-service severity=critical state=firing value=92 for=25m";
+    const POOL: &str = "2026-07-08 23:06:03 ERROR order-service HikariPool-1 - Connection is not available, request timed out after 30000ms";
+    const NOTHING: &str = "query_logs returned no evidence; evidence_status=no_evidence; query=service=inventory-service level=ERROR; total=0";
+
+    #[test]
+    fn faithful_paraphrases_pass() {
+        for (s, e) in [
+            (
+                "payment-service has the HighCPUUsage alert firing at 92% for 25 minutes.",
+                ALERT,
+            ),
+            ("The CPU alert on payment-service is critical.", ALERT),
+            (
+                "order-service: HikariPool-1 connections were not available; requests timed out after 30000 ms.",
+                POOL,
+            ),
+            ("At 23:06 order-service logged a pool timeout.", POOL),
+            (
+                "The query found no ERROR logs for inventory-service.",
+                NOTHING,
+            ),
+            (
+                "payment-service 的 HighCPUUsage 告警正在触发，CPU 为 92%。",
+                ALERT,
+            ),
+            (
+                "order-service 的 HikariPool-1 连接不可用，30000ms 后超时。",
+                POOL,
+            ),
+            (
+                "payment-service 的 HighCPUUsage 告警正在触发，CPU 为 ９２%。",
+                ALERT,
+            ),
+        ] {
+            assert_eq!(check(s, &[e]), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn added_names_numbers_and_times_fail() {
+        for (s, e) in [
+            ("order-service has the HighCPUUsage alert firing.", ALERT),
+            ("payment-service CPU is at 95%.", ALERT),
+            ("payment-service CPU has been at 92% for 40 minutes.", ALERT),
+            ("redis has the HighCPUUsage alert firing.", ALERT),
+            ("At 23:09 order-service logged a pool timeout.", POOL),
+            ("HikariPool-2 connections were not available.", POOL),
+            ("payment-service has zero errors.", ALERT),
+            (
+                "order-service 的 HikariPool-1 连接在 ٤٠٠٠٠ms 后超时。",
+                POOL,
+            ),
+        ] {
+            let got = check(s, &[e]);
+            assert!(
+                matches!(got, Some(Added::Name(_) | Added::Number(_))),
+                "{s}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn added_negations_and_states_fail_in_english_and_chinese() {
+        for (s, e) in [
+            ("payment-service's alert is resolved.", ALERT),
+            ("The HighCPUUsage alert is not firing.", ALERT),
+            ("order-service has no errors.", POOL),
+            ("inventory-service errors are ruled out.", NOTHING),
+            ("inventory-service errors are ruled-out.", NOTHING),
+            ("inventory-service was confirmed to be healthy.", NOTHING),
+            ("There is no problem with inventory-service.", NOTHING),
+            ("Nothing is wrong with inventory-service.", NOTHING),
+            ("inventory-service 的错误已经排除。", NOTHING),
+            ("inventory-service 一切正常。", NOTHING),
+            ("inventory-service 没有问题。", NOTHING),
+            ("inventory-service 确认没有错误。", NOTHING),
+            ("payment-service 的告警已经恢复。", ALERT),
+            ("order-service 连接可用。", POOL),
+            ("order-service is free of errors.", POOL),
+            ("order-service lacks errors.", POOL),
+            ("payment-service looks good.", ALERT),
+        ] {
+            let got = check(s, &[e]);
+            assert!(got.as_ref().is_some_and(Added::is_polarity), "{s}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn plurals_of_identifiers_are_the_identifier() {
+        assert_eq!(
+            check("order-service logged ERRORs from HikariPool-1.", &[POOL]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_negation_must_speak_of_the_negated_facts() {
+        // the evidence negates availability, not the service's errors
+        assert!(check("Connection is not available on order-service.", &[POOL]).is_none());
+        assert_eq!(
+            check("order-service never logged HikariPool-1 errors.", &[POOL]),
+            Some(Added::Negation("never".into()))
+        );
+    }
+
+    #[test]
+    fn conclusions_are_found_by_their_state_words() {
+        for s in [
+            "ruled out",
+            "ruled-out",
+            "confirmed to be healthy",
+            "no problem found",
+            "does not exist",
+            "已经排除",
+            "一切正常",
+            "没有问题",
+            "不存在",
+        ] {
+            assert!(concludes(&FactText::new(s)).is_some(), "{s}");
+        }
+        for s in [
+            "Check the top CPU consumers on payment-service hosts.",
+            "查看 payment-service 的慢查询日志",
+        ] {
+            assert_eq!(concludes(&FactText::new(s)), None, "{s}");
+        }
+    }
+}
