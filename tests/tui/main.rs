@@ -2,7 +2,7 @@
 //! loop on scripted input, whole-screen snapshots on a TestBackend (insta,
 //! files in `snapshots/`), untrusted text reaching the screen inert, and a
 //! few end-to-end runs of the binary in a real pseudo-terminal (tmux).
-//! Also widths counted in columns (`widths`), and the graph pane's diagram
+//! Also the mouse as synthetic events (`mouse`), widths counted in columns (`widths`), and the graph pane's diagram
 //! (`diagram`): layout from the edge table, run state, any size.
 //!
 //! Shared helpers live in `tests/helpers`; `fixtures` (synthetic runs,
@@ -17,6 +17,7 @@ mod helpers;
 
 mod diagram;
 mod event_loop;
+mod mouse;
 mod pty;
 mod sanitize;
 mod snapshots;

@@ -10,7 +10,7 @@
 use crate::tui::state::AppState;
 use crate::tui::update::{Command, Msg, update};
 use crate::tui::view::view;
-use crossterm::event::Event;
+use crossterm::event::{Event, MouseEventKind};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -46,6 +46,16 @@ fn input_msg(ev: Event) -> Option<Msg> {
         Event::Key(k) => Some(Msg::Key(k)),
         Event::Resize(w, h) => Some(Msg::Resize(w, h)),
         Event::Paste(text) => Some(Msg::Paste(text)),
+        // Moves and drags arrive by the hundred and change nothing: they
+        // never wake a redraw.
+        Event::Mouse(m)
+            if matches!(
+                m.kind,
+                MouseEventKind::Down(_) | MouseEventKind::ScrollDown | MouseEventKind::ScrollUp
+            ) =>
+        {
+            Some(Msg::Mouse(m))
+        }
         _ => None,
     }
 }

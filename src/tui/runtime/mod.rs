@@ -1,7 +1,8 @@
 //! The TUI's entry point and terminal ownership.
 //!
 //! `run` sets the terminal up with `ratatui::try_init` (raw mode, alternate
-//! screen, and a panic hook that restores the terminal), drives the event
+//! screen, and a panic hook that restores the terminal) plus bracketed
+//! paste and mouse capture, drives the event
 //! loop, and restores the terminal on every exit path: normal quit, error
 //! and panic. Nothing is printed to stdout while the screen is up; logs go
 //! through `tracing` to the file the CLI configured.
@@ -20,7 +21,10 @@ use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::update::{Command, Msg};
 use color_eyre::eyre::WrapErr;
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, EventStream};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream,
+};
 use effects::Effects;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -129,11 +133,13 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
 
     let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
     // A paste arrives as one event (a pasted newline is part of the
-    // question, never Enter); undone on every exit, a panic included.
-    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste);
+    // question, never Enter), and clicks and the wheel as mouse events;
+    // both are undone on every exit, a panic included (before ratatui's
+    // own hook restores the screen).
+    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture);
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
+        undo_input_modes();
         hook(info);
     }));
     let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
@@ -142,7 +148,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
             effects.handle(cmd)
         })
         .await;
-    let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
+    undo_input_modes();
     let restored = ratatui::try_restore();
     // A run stopped by quitting ends CANCELLED; wait until that is saved
     // (the screen is already back), so it is never left RUNNING.
@@ -152,6 +158,16 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     result.wrap_err("the TUI stopped")?;
     restored.wrap_err("restoring the terminal")?;
     Ok(())
+}
+
+/// Turns off what `run` turned on besides ratatui's raw mode and
+/// alternate screen: bracketed paste and mouse capture.
+fn undo_input_modes() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste
+    );
 }
 
 /// How long quitting waits for a cancelled run to save its end.

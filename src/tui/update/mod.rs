@@ -10,21 +10,25 @@
 //!   popup, panes) turned into actions;
 //! - [`actions`]: what an action does to the state (open, copy, compare,
 //!   quit, start a run or demo, move the selection);
+//! - [`mouse`]: clicks and the wheel, hit-tested against the view's
+//!   geometry;
 //! - [`events`]: engine events and the results of background work folded
 //!   into the state.
 
 mod actions;
 mod events;
 mod input;
+mod mouse;
 
 pub use actions::node_boundary;
+pub use mouse::WHEEL_STEP;
 
 use crate::engine::StepCommand;
 use crate::tui::state::{AppState, DemoEntry};
 use crate::vocab::events::{EngineEvent, ModelDelta};
 use crate::vocab::run::RunSummary;
 use crate::vocab::run_trace::RunTrace;
-use crossterm::event::{KeyEvent, KeyEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,6 +37,8 @@ pub enum Msg {
     Key(KeyEvent),
     /// Text pasted into the terminal (bracketed paste): one piece.
     Paste(String),
+    /// A click or a wheel notch (moves and drags are not sent).
+    Mouse(MouseEvent),
     Resize(u16, u16),
     /// An event of the source with this generation.
     Engine {
@@ -137,6 +143,7 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
             input::on_paste(state, &text);
             vec![]
         }
+        Msg::Mouse(ev) => mouse::on_mouse(state, ev),
         Msg::Resize(w, h) => {
             state.screen = (w, h);
             vec![]

@@ -5,7 +5,7 @@
 use super::{MIN_HEIGHT, MIN_WIDTH, centered};
 use crate::text::{display_width, sanitize_line, truncate_width};
 use crate::tui::keymap::Context;
-use crate::tui::state::{AppState, DemoEntry, Mode, Pending};
+use crate::tui::state::{AppState, DemoEntry, Mode, Pending, Popup};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::run::RunSources;
 use ratatui::Frame;
@@ -251,17 +251,33 @@ pub fn help(state: &AppState, scroll: u16, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
-/// The yes/no question before stopping a live run.
-pub fn confirm(state: &AppState, pending: &Pending, area: Rect, buf: &mut Buffer) {
-    let t = &state.theme;
+/// Where the yes/no question is drawn: as wide as its prompt.
+pub fn confirm_rect(state: &AppState, pending: &Pending, area: Rect) -> Rect {
     let prompt = pending.prompt(state.view().run_id);
-    let w = (display_width(&prompt) as u16 + 4).clamp(30, area.width);
-    let rect = Rect {
+    let w = (display_width(&prompt) as u16 + 4).clamp(30.min(area.width), area.width);
+    Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + area.height.saturating_sub(5) / 2,
         width: w,
         height: 5.min(area.height),
-    };
+    }
+}
+
+/// Where a popup is drawn on a screen of `area`.
+pub fn popup_rect(state: &AppState, popup: &Popup, area: Rect) -> Rect {
+    match popup {
+        Popup::Help { .. } => help_rect(area),
+        Popup::Confirm(pending) => confirm_rect(state, pending, area),
+        Popup::Detail { .. } => detail_rect(area),
+        Popup::DemoPicker { .. } => demo_picker_rect(area),
+    }
+}
+
+/// The yes/no question before stopping a live run.
+pub fn confirm(state: &AppState, pending: &Pending, area: Rect, buf: &mut Buffer) {
+    let t = &state.theme;
+    let prompt = pending.prompt(state.view().run_id);
+    let rect = confirm_rect(state, pending, area);
     Clear.render(rect, buf);
     let keys: Vec<Span> = state
         .keymap
@@ -307,6 +323,31 @@ pub fn detail(
         .render(rect, buf);
 }
 
+/// Where the demo picker is drawn.
+pub fn demo_picker_rect(area: Rect) -> Rect {
+    centered(area, 80, 80)
+}
+
+/// Each scenario takes two lines: its name, then its description or
+/// why it did not load.
+const PICKER_ENTRY_LINES: usize = 2;
+
+/// How far the picker's list is scrolled to keep `selected` in sight.
+fn picker_scroll(selected: usize, inner_h: u16) -> usize {
+    (selected * PICKER_ENTRY_LINES + PICKER_ENTRY_LINES).saturating_sub(inner_h.into())
+}
+
+/// The scenario the picker drawn on a screen of `area` shows at row `y`.
+pub fn picker_entry_at(entries: usize, selected: usize, area: Rect, y: u16) -> Option<usize> {
+    let inner = demo_picker_rect(area).inner(ratatui::layout::Margin::new(1, 1));
+    if !(inner.top()..inner.bottom()).contains(&y) {
+        return None;
+    }
+    let line = picker_scroll(selected, inner.height) + usize::from(y - inner.y);
+    let k = line / PICKER_ENTRY_LINES;
+    (k < entries).then_some(k)
+}
+
 pub fn demo_picker(
     entries: &[DemoEntry],
     selected: usize,
@@ -315,7 +356,7 @@ pub fn demo_picker(
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let rect = centered(area, 80, 80);
+    let rect = demo_picker_rect(area);
     Clear.render(rect, buf);
     let block = popup_block(" Demo scenarios · enter runs in step mode · esc closes ", t);
     let inner = block.inner(rect);
@@ -330,11 +371,7 @@ pub fn demo_picker(
         return;
     }
     let mut lines: Vec<Line> = Vec::new();
-    let mut selected_line = 0usize;
     for (i, e) in entries.iter().enumerate() {
-        if i == selected {
-            selected_line = lines.len();
-        }
         let style = if i == selected {
             t.style(Role::Selected)
         } else {
@@ -359,7 +396,6 @@ pub fn demo_picker(
             )),
         }
     }
-    let h = inner.height as usize;
-    let scroll = (selected_line + 2).saturating_sub(h) as u16;
+    let scroll = picker_scroll(selected, inner.height) as u16;
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
 }

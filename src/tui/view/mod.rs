@@ -40,6 +40,8 @@ pub struct Areas {
     pub status: Rect,
     /// Table panes and their areas.
     pub tables: Vec<(Pane, Rect)>,
+    /// The four tables share one area, a tab each.
+    pub tabbed: bool,
 }
 
 pub fn is_wide(area: Rect) -> bool {
@@ -96,6 +98,7 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
                 (Pane::Tools, tools),
                 (Pane::Bindings, bindings),
             ],
+            tabbed: false,
         }
     } else {
         // The diagram when the verdict/answer column keeps 36 columns and
@@ -126,6 +129,7 @@ pub fn layout(area: Rect, table_pane: Pane) -> Areas {
             input,
             status,
             tables: vec![(table_pane, mid)],
+            tabbed: true,
         }
     }
 }
@@ -138,12 +142,28 @@ pub fn zoom_area(area: Rect) -> Rect {
     }
 }
 
-pub fn view(state: &AppState, frame: &mut Frame) {
-    let area = frame.area();
-    let theme = &state.theme;
+impl Areas {
+    /// The pane drawn at a cell, and its area (the status bar is none).
+    pub fn pane_at(&self, x: u16, y: u16) -> Option<(Pane, Rect)> {
+        let pos = ratatui::layout::Position { x, y };
+        [
+            (Pane::Graph, self.graph),
+            (Pane::Verdict, self.verdict),
+            (Pane::Answer, self.answer),
+            (Pane::Input, self.input),
+        ]
+        .into_iter()
+        .chain(self.tables.iter().copied())
+        .find(|(_, r)| r.contains(pos))
+    }
+}
+
+/// Where each pane of `state` is drawn on a screen of `area`, zoom
+/// included: what the view draws and what a mouse click hits. None when
+/// the terminal is too small for the workbench.
+pub fn screen_areas(state: &AppState, area: Rect) -> Option<Areas> {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        chrome::too_small(frame, area, theme);
-        return;
+        return None;
     }
     let table_pane = if state.focus.is_table() {
         state.focus
@@ -163,7 +183,18 @@ pub fn view(state: &AppState, frame: &mut Frame) {
         } else {
             vec![]
         };
+        areas.tabbed = false;
     }
+    Some(areas)
+}
+
+pub fn view(state: &AppState, frame: &mut Frame) {
+    let area = frame.area();
+    let theme = &state.theme;
+    let Some(areas) = screen_areas(state, area) else {
+        chrome::too_small(frame, area, theme);
+        return;
+    };
     let v = state.view();
     let focused = |p: Pane| state.focus == p;
     if !areas.graph.is_empty() {
@@ -198,9 +229,8 @@ pub fn view(state: &AppState, frame: &mut Frame) {
             areas.answer,
         );
     }
-    let tabbed = areas.tables.len() == 1 && state.zoomed().is_none();
     for (pane, rect) in &areas.tables {
-        tables::render_table(state, *pane, *rect, tabbed, frame.buffer_mut());
+        tables::render_table(state, *pane, *rect, areas.tabbed, frame.buffer_mut());
     }
     panels::render_input(state, areas.input, frame);
     chrome::status_bar(state, areas.status, frame.buffer_mut());

@@ -111,6 +111,72 @@ fn tab_title(state: &AppState, pane: Pane, tabbed: bool, width: u16) -> Line<'st
     Line::from(spans)
 }
 
+/// The tab drawn at column `x` of the title row of the tabbed table area
+/// `area`, whose active tab is `active`.
+pub fn tab_at(state: &AppState, active: Pane, area: Rect, x: u16) -> Option<Pane> {
+    let title = tab_title(state, active, true, area.width);
+    // The title starts after the block's corner; spans alternate a
+    // separator and a tab, in `TABS` order.
+    let mut left = area.x.saturating_add(1);
+    for (i, span) in title.spans.iter().enumerate() {
+        let right = left.saturating_add(span.width() as u16);
+        if (left..right).contains(&x) {
+            return (i % 2 == 1).then(|| TABS[i / 2]);
+        }
+        left = right;
+    }
+    None
+}
+
+/// Where a table pane drawn at `area` lists its rows (below the borders,
+/// the filter line while it is edited, and the header).
+fn rows_area(state: &AppState, pane: Pane, area: Rect) -> Rect {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let editing = u16::from(state.filter_editing && pane == Pane::Runs);
+    let top = editing + 1;
+    Rect {
+        y: inner.y.saturating_add(top),
+        height: inner.height.saturating_sub(top),
+        ..inner
+    }
+}
+
+/// How many rows a table pane can select, and which one is selected.
+fn selectable(state: &AppState, pane: Pane) -> (usize, usize) {
+    let v = state.view();
+    match pane {
+        Pane::Runs => (state.filtered_runs().len(), state.sel.runs),
+        Pane::Transitions => (v.transitions.len(), state.sel.transitions),
+        Pane::Tools => (v.invocations.len(), state.sel.tools),
+        _ => (
+            v.gatekeeper
+                .as_ref()
+                .map_or(0, |g| g.checked_bindings.len()),
+            state.sel.bindings,
+        ),
+    }
+}
+
+/// The index of the row a table pane drawn at `area` shows at screen
+/// row `y`, if that row lists one it can select.
+pub fn row_at(state: &AppState, pane: Pane, area: Rect, y: u16) -> Option<usize> {
+    let rows = rows_area(state, pane, area);
+    if !(rows.top()..rows.bottom()).contains(&y) {
+        return None;
+    }
+    let (len, selected) = selectable(state, pane);
+    // The live node's row in the transitions counts for the window, as
+    // drawn, but is not selectable.
+    let drawn = if pane == Pane::Transitions {
+        len + usize::from(state.node_elapsed().is_some())
+    } else {
+        len
+    };
+    let (start, _) = window(selected, drawn, rows.height.into());
+    let k = start + usize::from(y - rows.y);
+    (k < len).then_some(k)
+}
+
 pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf: &mut Buffer) {
     let t = &state.theme;
     let block = pane_block(
@@ -138,7 +204,7 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
     } else {
         inner
     };
-    let rows_h = (inner.height as usize).saturating_sub(1);
+    let rows_h = usize::from(rows_area(state, pane, area).height);
     let focused = state.focus == pane;
     let parts = match pane {
         Pane::Runs => runs(state, rows_h, inner.width),
