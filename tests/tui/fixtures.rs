@@ -440,6 +440,22 @@ pub fn big_run(run_id: i64, tools: usize, bindings: usize) -> Vec<EngineEvent> {
     b.events.clone()
 }
 
+/// A stored run as the runs list gets it.
+pub fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSummary {
+    diagraph::vocab::run::RunSummary {
+        run_id: id,
+        session_id: session.into(),
+        status: diagraph::vocab::run::RunStatus::parse(status).unwrap(),
+        effective_verdict: Some(Verdict::Pass),
+        degraded: false,
+        duration_ms: Some(1_250),
+        question: format!("question {id}"),
+        created_at: "2026-07-08T23:05:28.000Z".into(),
+        tokens: 1_500 + id as u64,
+        cost_usd: None,
+    }
+}
+
 /// The workbench as it opens: no run started yet.
 pub fn idle_state() -> diagraph::tui::state::AppState {
     let mut state = diagraph::tui::state::AppState::new(

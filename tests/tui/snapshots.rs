@@ -3,10 +3,10 @@
 //! (binding failed, verdict capped, degraded, PASS) are asserted directly.
 
 use crate::fixtures::{
-    buffer_text, capped_run, find_text, key, live_state, pass_run, reject_run, render,
+    buffer_text, capped_run, find_text, key, live_state, pass_run, reject_run, render, summary,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use diagraph::tui::state::{Mode, Pane, Popup};
+use diagraph::tui::state::{AppState, Mode, Pane, Popup};
 use diagraph::tui::theme::{Role, Theme};
 use diagraph::tui::update::{Msg, update};
 
@@ -107,6 +107,81 @@ fn replay_mid_way() {
     assert!(!text.contains("composer_completed"));
 }
 
+/// A finished run with every pane populated: its graph, transitions,
+/// tools, bindings, verdict and answer, a runs list with every status it
+/// can show (DEGRADED, CANCELLED, FAILED, RUNNING), and a question typed.
+fn finished_workbench() -> AppState {
+    let mut state = live_state(&pass_run(1));
+    let mut stored = summary(1, "s-1", "SUCCESS");
+    stored.question = "why is order-service failing?".into();
+    let mut degraded = summary(2, "s-1", "SUCCESS");
+    degraded.degraded = true;
+    degraded.effective_verdict = Some(diagraph::vocab::contracts::Verdict::Reject);
+    update(
+        &mut state,
+        Msg::RunsLoaded(Ok(vec![
+            stored,
+            degraded,
+            summary(3, "s-2", "CANCELLED"),
+            summary(4, "s-2", "FAILED"),
+            summary(5, "s-3", "RUNNING"),
+        ])),
+    );
+    state.input.insert_str("and the payment-service?");
+    state.focus = Pane::Graph;
+    state
+}
+
+#[test]
+fn a_finished_run_fills_every_pane_at_three_sizes() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let state = finished_workbench();
+        let term = render(&state, w, h);
+        insta::assert_snapshot!(format!("finished_{w}x{h}"), term.backend());
+        let text = buffer_text(term.backend().buffer());
+        // Each pane has its content on every size, not only its frame.
+        for needle in [
+            "Graph",
+            "Verdict",
+            "PASS",
+            "Answer",
+            "HikariPool-1",
+            "payment-service?",
+        ] {
+            assert!(
+                text.contains(needle),
+                "{needle} missing at {w}x{h}:\n{text}"
+            );
+        }
+        if w >= 120 {
+            // Ids, rule names and statuses whole, in whichever table
+            // shows them (one at a time when the tables share a tab).
+            for (pane, needles) in [
+                (
+                    Pane::Tools,
+                    &["query_logs", "query_metrics", "supported"][..],
+                ),
+                (
+                    Pane::Transitions,
+                    &["composer_completed", "gatekeeper_pass"][..],
+                ),
+                (Pane::Bindings, &["claim-1", "$.logs[0]"][..]),
+                (
+                    Pane::Runs,
+                    &["DEGRADED", "CANCELLED", "FAILED", "RUNNING"][..],
+                ),
+            ] {
+                let mut state = finished_workbench();
+                state.focus = pane;
+                let text = buffer_text(render(&state, w, h).backend().buffer());
+                for needle in needles {
+                    assert!(text.contains(needle), "{needle} at {w}x{h}:\n{text}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn too_small_terminal_says_so() {
     let state = live_state(&pass_run(1));
@@ -116,6 +191,47 @@ fn too_small_terminal_says_so() {
         text.contains("terminal too small (need 80x24, have 60x20)"),
         "{text}"
     );
+    // One column or one row short is too small too.
+    let term = render(&finished_workbench(), 79, 24);
+    insta::assert_snapshot!("too_small_79x24", term.backend());
+    let text = buffer_text(render(&finished_workbench(), 80, 23).backend().buffer());
+    assert!(text.contains("have 80x23"), "{text}");
+}
+
+#[test]
+fn any_size_draws_and_handles_keys_without_panicking() {
+    // Every popup open, on sizes down to nothing: the screen draws and
+    // the keys that scroll a popup (sized to the screen) still work.
+    for (w, h) in [
+        (0, 0),
+        (1, 1),
+        (3, 2),
+        (20, 5),
+        (79, 23),
+        (80, 24),
+        (500, 3),
+        (3, 300),
+    ] {
+        for open in ['?', 'd', '\n'] {
+            let mut state = finished_workbench();
+            update(&mut state, Msg::Resize(w, h));
+            state.scenarios = Some(vec![]);
+            match open {
+                '\n' => {
+                    state.focus = Pane::Verdict;
+                    update(&mut state, key(KeyCode::Enter));
+                }
+                c => {
+                    update(&mut state, crate::fixtures::ch(c));
+                }
+            }
+            assert!(state.popup.is_some(), "{open:?} at {w}x{h}");
+            for c in ['G', 'j', 'k', 'g'] {
+                update(&mut state, crate::fixtures::ch(c));
+                let _ = render(&state, w, h);
+            }
+        }
+    }
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! the Gatekeeper's claim-level errors, the Verifier's facts).
 
 use crate::fixtures::{
-    RunBuilder, binding, buffer_text, capped_run, ch, idle_state, key, live_state, pass_run, render,
+    RunBuilder, binding, buffer_text, capped_run, ch, idle_state, key, live_state, pass_run,
+    render, summary,
 };
 use crossterm::event::KeyCode;
 use diagraph::tui::state::{DemoEntry, Pane, Popup, StoredRun, Subject};
@@ -500,21 +501,6 @@ fn a_live_run_shows_its_running_node_with_a_clock() {
     assert!(bar.contains("x cancel the run"), "{bar}");
     let row = text.lines().find(|l| l.contains("▶ executor")).unwrap();
     assert!(row.contains("running") && row.contains("2.4s"), "{row}");
-}
-
-fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSummary {
-    diagraph::vocab::run::RunSummary {
-        run_id: id,
-        session_id: session.into(),
-        status: diagraph::vocab::run::RunStatus::parse(status).unwrap(),
-        effective_verdict: Some(Verdict::Pass),
-        degraded: false,
-        duration_ms: Some(1_250),
-        question: format!("question {id}"),
-        created_at: "2026-07-08T23:05:28.000Z".into(),
-        tokens: 1_500 + id as u64,
-        cost_usd: None,
-    }
 }
 
 #[test]
