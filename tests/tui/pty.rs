@@ -1,7 +1,9 @@
 //! End to end in a real pseudo-terminal (tmux): run the binary's demo mode
 //! on a shipped scenario, step it to the end by keystrokes, read the
 //! screen, quit, and check that the terminal was restored. Also checks the
-//! "too small" message and that resizing brings the layout back.
+//! "too small" message and that resizing brings the layout back, and that
+//! a mouse click (sent as the terminal encodes it) switches a tab, with
+//! mouse capture on while the TUI runs and off after.
 //!
 //! Skipped (with a note) when tmux is not installed, unless under CI.
 
@@ -224,6 +226,64 @@ fn a_small_terminal_gets_a_message_and_resizing_recovers() {
     s.wait_for("the question", None, |s| s.contains("Quit and cancel it?"));
     s.keys(&["y"]);
     s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
+}
+
+impl Session {
+    /// The terminal modes the program in the pane asked for.
+    fn flags(&self, names: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", &self.name, names])
+            .trim()
+            .to_string()
+    }
+
+    /// A left click (press and release) at a 0-based cell, as a terminal
+    /// reports it with SGR mouse encoding.
+    fn click(&self, x: u16, y: u16) {
+        for end in ['M', 'm'] {
+            let seq = format!("\x1b[<0;{};{}{end}", x + 1, y + 1);
+            let hex: Vec<String> = seq.bytes().map(|b| format!("{b:02x}")).collect();
+            let mut args = vec!["send-keys", "-t", &self.name, "-H"];
+            args.extend(hex.iter().map(String::as_str));
+            self.tmux(&args);
+        }
+    }
+}
+
+#[test]
+fn the_mouse_switches_tabs_and_capture_ends_with_the_tui() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(&format!("demo {}", scenario("01_pass.toml")), 120, 36);
+    let screen = s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    assert_eq!(
+        s.flags("#{mouse_any_flag}#{mouse_sgr_flag}"),
+        "11",
+        "mouse capture on"
+    );
+    let (y, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("Transitions (0)"))
+        .unwrap_or_else(|| panic!("no tabs:\n{screen}"));
+    let x = line
+        .find("Transitions")
+        .map(|b| line[..b].chars().count())
+        .unwrap();
+    s.click(x as u16 + 2, y as u16);
+    s.wait_for("the transitions tab", None, |s| {
+        s.contains("[Transitions (0)]")
+    });
+    s.keys(&["c"]);
+    s.wait_for("the end of the run", None, reached_end);
+    s.keys(&["q"]);
+    let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    assert_eq!(
+        s.flags("#{mouse_any_flag}#{mouse_sgr_flag}"),
+        "00",
+        "mouse capture off again"
+    );
 }
 
 /// The runs list as `diagraph runs` prints it after the TUI exits.
