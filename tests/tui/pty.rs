@@ -50,8 +50,11 @@ impl Session {
         let name = "diagraph-e2e".to_string();
         let bin = env!("CARGO_BIN_EXE_diagraph");
         let d = dir.path().display();
+        // Run from an empty directory with a cache of its own, as an
+        // installed binary would be: the shipped pack and scenarios come
+        // from the binary, never from the source checkout.
         let env = format!(
-            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config"
+            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config XDG_CACHE_HOME={d}/cache"
         );
         let after = if after.is_empty() {
             String::new()
@@ -63,8 +66,7 @@ impl Session {
             .map(|b| format!("{env} {bin} {b} >/dev/null 2>&1; "))
             .collect();
         let script = format!(
-            "cd {root} && {before}{env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
-            root = env!("CARGO_MANIFEST_DIR"),
+            "cd {d} && {before}{env} {bin} {args}; echo DIAGRAPH_EXIT=$?; {after}echo DIAGRAPH_DONE; exec sleep 600",
         );
         let status = Command::new("tmux")
             .args(["-S"])
@@ -381,6 +383,14 @@ fn a_pasted_question_runs_whole_and_its_nodes_open_and_copy() {
     let s = Session::start("", 140, 40);
     s.tmux(&["set-option", "-s", "set-clipboard", "on"]);
     s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    // Run from an empty directory, the shipped scenarios are listed all
+    // the same (and the question below is answered from the shipped pack).
+    s.keys(&["Escape"]);
+    s.wait_for("the graph focused", None, |s| s.contains("q quit"));
+    s.keys(&["d"]);
+    s.wait_for("the demo picker", None, |s| s.contains("PASS path"));
+    s.keys(&["Escape"]);
+    s.wait_for("the picker closed", None, |s| !s.contains("PASS path"));
     // Two lines pasted at once: one question. Unbracketed, the newline
     // would run "why is payment-service slow?" and `sd` would toggle step
     // mode and open the demo picker.
