@@ -185,6 +185,41 @@ fn g_in_a_popup_stops_at_the_end() {
 }
 
 #[test]
+fn text_panes_stop_at_their_end_too() {
+    // An answer longer than its pane: j past the end, then one k moves
+    // the text at once (the scroll never ran on past what is drawn).
+    let mut b = RunBuilder::new(3, "q");
+    b.node(
+        NodeId::Planner,
+        Outcome::Completed,
+        "completed",
+        NodeId::End,
+    );
+    let answer: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+    let events = b.done(&answer.join("\n"), Some(Verdict::Pass));
+    let mut state = live_state(&events);
+    update(&mut state, Msg::Resize(120, 40));
+    state.focus = Pane::Answer;
+    for _ in 0..200 {
+        update(&mut state, ch('j'));
+    }
+    let end = state.sel.answer_scroll;
+    assert!(end > 0 && end < 40, "{end}");
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(text.contains("line 39"), "{text}");
+    update(&mut state, ch('k'));
+    assert_eq!(state.sel.answer_scroll, end - 1);
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(!text.contains("line 39"), "moved up one line:\n{text}");
+    update(&mut state, ch('G'));
+    assert_eq!(state.sel.answer_scroll, end);
+    // The verdict pane fits its text at this size: nothing to scroll.
+    state.focus = Pane::Verdict;
+    update(&mut state, ch('G'));
+    assert_eq!(state.sel.verdict_scroll, 0);
+}
+
+#[test]
 fn the_help_fits_80x24_scrolls_and_explains_the_glyphs() {
     let mut state = live_state(&pass_run(1));
     update(&mut state, Msg::Resize(80, 24));

@@ -6,9 +6,10 @@
 use super::Command;
 use crate::tui::keymap::Action;
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup, StoredRun, Subject};
-use crate::tui::view::{detail, inspect};
+use crate::tui::view::{detail, inspect, max_scroll, screen_areas};
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::run::RunStatus;
+use ratatui::layout::Rect;
 
 pub(super) fn start_demo(state: &mut AppState, entry: DemoEntry) -> Vec<Command> {
     state.popup = None;
@@ -197,7 +198,25 @@ pub(super) fn cycle_focus(state: &mut AppState, forward: bool) {
     }
 }
 
+/// A scroll (of a popup or a text pane) after a movement key, never
+/// past its end.
+pub(super) fn scrolled(scroll: u16, action: Action, max: u16) -> u16 {
+    match action {
+        Action::Down => scroll.saturating_add(1).min(max),
+        Action::Up => scroll.min(max).saturating_sub(1),
+        Action::Top => 0,
+        Action::Bottom => max,
+        _ => scroll,
+    }
+}
+
 pub(super) fn move_selection(state: &mut AppState, action: Action) {
+    // A text pane scrolls no further than its end, so the way back up
+    // starts at once.
+    let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
+    let text_max = screen_areas(state, screen)
+        .and_then(|a| a.rect_of(state.focus))
+        .map_or(0, |r| max_scroll(state, state.focus, r));
     let view = &state.shown.view;
     let runs_len = state.filtered_runs().len();
     let (sel, len) = match state.focus {
@@ -216,13 +235,7 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
                 Pane::Verdict => &mut state.sel.verdict_scroll,
                 _ => &mut state.sel.graph_scroll,
             };
-            *scroll = match action {
-                Action::Down => scroll.saturating_add(1),
-                Action::Up => scroll.saturating_sub(1),
-                Action::Top => 0,
-                // The view clamps the scroll to the content.
-                _ => u16::MAX,
-            };
+            *scroll = scrolled(*scroll, action, text_max);
             return;
         }
         Pane::Input => return,

@@ -6,7 +6,7 @@
 use super::Command;
 use super::actions::{
     ask, compare, confirm, copy, cycle_focus, move_selection, node_boundary, open, quit,
-    run_pending, start_demo,
+    run_pending, scrolled, start_demo,
 };
 use crate::engine::StepCommand;
 use crate::tui::keymap::{Action, Context};
@@ -159,17 +159,6 @@ fn recall_history(state: &mut AppState, older: bool) {
     let mut input = fresh_input(state);
     input.insert_str(text);
     state.input = input;
-}
-
-/// A popup's scroll after a movement key, never past its end.
-fn scrolled(scroll: u16, action: Action, max: u16) -> u16 {
-    match action {
-        Action::Down => scroll.saturating_add(1).min(max),
-        Action::Up => scroll.min(max).saturating_sub(1),
-        Action::Top => 0,
-        Action::Bottom => max,
-        _ => scroll,
-    }
 }
 
 pub(super) fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Command> {

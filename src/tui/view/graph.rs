@@ -149,6 +149,18 @@ fn fitting(inner: Rect) -> Result<&'static Diagram, String> {
     Err(smallest.map_or_else(String::new, |(w, h)| format!("the diagram needs {w}×{h}")))
 }
 
+impl GraphPane<'_> {
+    /// How far the pane drawn at `area` can scroll: the diagram does not,
+    /// the list does when it is longer than the pane.
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        let inner = Block::bordered().inner(area);
+        match fitting(inner) {
+            Ok(_) => 0,
+            Err(_) => (self.lines(area.width < 70).len() as u16).saturating_sub(inner.height),
+        }
+    }
+}
+
 impl Widget for GraphPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;

@@ -156,6 +156,18 @@ impl Areas {
         .chain(self.tables.iter().copied())
         .find(|(_, r)| r.contains(pos))
     }
+
+    /// Where a pane is drawn (None: not in this layout).
+    pub fn rect_of(&self, pane: Pane) -> Option<Rect> {
+        let r = match pane {
+            Pane::Graph => self.graph,
+            Pane::Verdict => self.verdict,
+            Pane::Answer => self.answer,
+            Pane::Input => self.input,
+            _ => self.tables.iter().find(|(p, _)| *p == pane)?.1,
+        };
+        (!r.is_empty()).then_some(r)
+    }
 }
 
 /// Where each pane of `state` is drawn on a screen of `area`, zoom
@@ -195,39 +207,14 @@ pub fn view(state: &AppState, frame: &mut Frame) {
         chrome::too_small(frame, area, theme);
         return;
     };
-    let v = state.view();
-    let focused = |p: Pane| state.focus == p;
     if !areas.graph.is_empty() {
-        frame.render_widget(
-            graph::GraphPane {
-                view: v,
-                theme,
-                focused: focused(Pane::Graph),
-                scroll: state.sel.graph_scroll,
-                waiting: state.shown.stepping,
-            },
-            areas.graph,
-        );
+        frame.render_widget(graph_pane(state), areas.graph);
     }
     if !areas.verdict.is_empty() {
-        frame.render_widget(
-            panels::VerdictPane {
-                view: v,
-                theme,
-                focused: focused(Pane::Verdict),
-                scroll: state.sel.verdict_scroll,
-            },
-            areas.verdict,
-        );
+        frame.render_widget(verdict_pane(state), areas.verdict);
     }
     if !areas.answer.is_empty() {
-        frame.render_widget(
-            panels::AnswerPane {
-                state,
-                focused: focused(Pane::Answer),
-            },
-            areas.answer,
-        );
+        frame.render_widget(answer_pane(state), areas.answer);
     }
     for (pane, rect) in &areas.tables {
         tables::render_table(state, *pane, *rect, areas.tabbed, frame.buffer_mut());
@@ -257,6 +244,43 @@ pub fn view(state: &AppState, frame: &mut Frame) {
         ),
         Some(Popup::Confirm(pending)) => chrome::confirm(state, pending, area, frame.buffer_mut()),
         None => {}
+    }
+}
+
+fn graph_pane(state: &AppState) -> graph::GraphPane<'_> {
+    graph::GraphPane {
+        view: state.view(),
+        theme: &state.theme,
+        focused: state.focus == Pane::Graph,
+        scroll: state.sel.graph_scroll,
+        waiting: state.shown.stepping,
+    }
+}
+
+fn verdict_pane(state: &AppState) -> panels::VerdictPane<'_> {
+    panels::VerdictPane {
+        view: state.view(),
+        theme: &state.theme,
+        focused: state.focus == Pane::Verdict,
+        scroll: state.sel.verdict_scroll,
+    }
+}
+
+fn answer_pane(state: &AppState) -> panels::AnswerPane<'_> {
+    panels::AnswerPane {
+        state,
+        focused: state.focus == Pane::Answer,
+    }
+}
+
+/// How far a text pane (graph list, verdict, answer) drawn at `area` can
+/// scroll; tables move a selection instead.
+pub fn max_scroll(state: &AppState, pane: Pane, area: Rect) -> u16 {
+    match pane {
+        Pane::Graph => graph_pane(state).max_scroll(area),
+        Pane::Verdict => verdict_pane(state).max_scroll(area),
+        Pane::Answer => answer_pane(state).max_scroll(area),
+        _ => 0,
     }
 }
 

@@ -191,12 +191,24 @@ pub fn ceiling_reasons(view: &RunView) -> Vec<String> {
     out
 }
 
+impl VerdictPane<'_> {
+    /// How far the pane drawn at `area` can scroll.
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        text_max_scroll(&self.lines(), area)
+    }
+}
+
+/// Highest useful scroll of `lines` wrapped in a bordered pane at `area`.
+fn text_max_scroll(lines: &[Line], area: Rect) -> u16 {
+    let inner_w = area.width.saturating_sub(2).max(1);
+    wrapped_height(lines, inner_w).saturating_sub(area.height.saturating_sub(2))
+}
+
 impl Widget for VerdictPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let block = pane_block(" Verdict ", self.focused, self.theme);
-        let inner_w = area.width.saturating_sub(2).max(1);
         let lines = self.lines();
-        let max = wrapped_height(&lines, inner_w).saturating_sub(area.height.saturating_sub(2));
+        let max = text_max_scroll(&lines, area);
         Paragraph::new(lines)
             .block(block)
             .wrap(Wrap { trim: false })
@@ -374,6 +386,13 @@ fn pack_warnings(lines: &mut Vec<Line<'static>>, v: &RunView, t: &Theme) {
     }
 }
 
+impl AnswerPane<'_> {
+    /// How far the pane drawn at `area` can scroll.
+    pub fn max_scroll(&self, area: Rect) -> u16 {
+        text_max_scroll(&self.text().lines, area)
+    }
+}
+
 impl Widget for AnswerPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = &self.state.theme;
@@ -389,11 +408,9 @@ impl Widget for AnswerPane<'_> {
             " Answer "
         };
         let block = pane_block(title, self.focused, t);
-        let inner_w = area.width.saturating_sub(2).max(1);
         let text = self.text();
         // Clamp the scroll to the wrapped height so G lands on the end.
-        let max =
-            wrapped_height(&text.lines, inner_w).saturating_sub(area.height.saturating_sub(2));
+        let max = text_max_scroll(&text.lines, area);
         Paragraph::new(text)
             .block(block)
             .wrap(Wrap { trim: false })
