@@ -288,6 +288,44 @@ fn the_mouse_switches_tabs_and_capture_ends_with_the_tui() {
     );
 }
 
+#[test]
+fn a_run_another_process_makes_appears_by_itself() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start("", 120, 36);
+    s.wait_for("the first screen", None, |s| s.contains("no runs yet"));
+    // `diagraph ask` on the same database, from another process.
+    let d = s._dir.path();
+    let out = Command::new(env!("CARGO_BIN_EXE_diagraph"))
+        .current_dir(d)
+        .env(
+            "DIAGRAPH_DATABASE_URL",
+            format!("sqlite:{}/d.db", d.display()),
+        )
+        .env("XDG_DATA_HOME", d.join("data"))
+        .env("XDG_CONFIG_HOME", d.join("config"))
+        .env("XDG_CACHE_HOME", d.join("cache"))
+        .args(["ask", "elsewhere: why is order-service failing?"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let screen = s.wait_for("the other process's run", None, |s| {
+        s.contains("elsewhere: why is")
+    });
+    assert!(screen.contains("Runs (1)"), "{screen}");
+    assert!(
+        screen.contains("SUCCESS") || screen.contains("DEGRADED"),
+        "{screen}"
+    );
+    s.keys(&["C-c"]);
+    s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT=0"));
+}
+
 /// The runs list as `diagraph runs` prints it after the TUI exits.
 fn runs_after(s: &Session) -> String {
     s.wait_for("the runs list", None, |s| s.contains("DIAGRAPH_DONE"))
