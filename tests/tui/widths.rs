@@ -132,3 +132,27 @@ fn an_mcp_tool_name_is_shown_whole_on_a_wide_screen() {
     );
     assert!(text.contains("location=Chicago"), "{text}");
 }
+
+#[test]
+fn a_narrowed_time_column_keeps_the_time_of_day() {
+    let mut state = crate::fixtures::idle_state();
+    let rows = (1..=3)
+        .map(|i| {
+            let mut r =
+                crate::fixtures::summary(i, &format!("session-bd01b154b6b2287{i}"), "SUCCESS");
+            r.question = "why is order-service failing?".into();
+            r
+        })
+        .collect();
+    diagraph::tui::update::update(&mut state, diagraph::tui::update::Msg::RunsLoaded(Ok(rows)));
+    // Beside the graph and the verdict the runs list is narrow: the time
+    // of day stays, not the date.
+    let text = buffer_text(render(&state, 200, 60).backend().buffer());
+    let row = text.lines().find(|l| l.contains("SUCCESS")).unwrap();
+    assert!(row.contains("23:05"), "{row}");
+    // With room, both.
+    state.focus = Pane::Runs;
+    let text = buffer_text(render(&state, 160, 30).backend().buffer());
+    let row = text.lines().find(|l| l.contains("SUCCESS")).unwrap();
+    assert!(row.contains("07-08 23:05"), "{row}");
+}

@@ -282,6 +282,19 @@ fn short_time(created_at: &str) -> String {
     }
 }
 
+/// A listed time in a column `width` wide: `07-08 23:05` whole, else its
+/// time of day (what tells runs of one incident apart), else both ends.
+fn time_cell(time: &str, width: u16) -> String {
+    let w = usize::from(width);
+    if crate::text::display_width(time) <= w {
+        return time.to_string();
+    }
+    match time.rsplit_once(' ') {
+        Some((_, hm)) if hm.len() <= w => hm.to_string(),
+        _ => truncate_middle(time, w),
+    }
+}
+
 /// Milliseconds as `850ms`, `12.3s` or `4m05s`.
 pub fn fmt_ms(ms: u64) -> String {
     if ms < 1000 {
@@ -384,7 +397,7 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
             };
             let mut cells = vec![
                 Cell::from(id),
-                Cell::from(time.clone()),
+                Cell::from(time_cell(time, widths[1])),
                 Cell::from(Span::styled(id_cell(status, widths[2]), t.style(role))),
                 Cell::from(vcell),
                 Cell::from(r.duration_ms.map(fmt_ms).unwrap_or_default()),
