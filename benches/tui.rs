@@ -4,6 +4,10 @@
 //!   <= 1 ms), `frame_render_us_p50`;
 //! - time to the first frame with 10,000 runs listed (target <= 150 ms),
 //!   `first_frame_ms`;
+//! - from a key (or a click) to its frame drawn, `update` plus the draw,
+//!   on that same run at 200x60: moving the selection, switching panes,
+//!   opening and closing a detail (target <= 16 ms, one frame),
+//!   `key_to_frame_us_p50` / `_p99`;
 //! - CPU used by the event loop idling for 2 s (target: near zero),
 //!   `idle_cpu_percent`.
 
@@ -65,6 +69,49 @@ fn frame_render() {
         percentile(samples.clone(), 0.5)
     );
     println!("frame_render_us_p99={:.0}", percentile(samples, 0.99));
+}
+
+fn key_latency() {
+    use crossterm::event::{
+        KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+    };
+    let events = big_run(1, 500, 50);
+    let mut state = live_state(&events);
+    state.focus = Pane::Tools;
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    update(&mut state, Msg::Resize(200, 60));
+    terminal.draw(|f| view(&state, f)).unwrap();
+    let key = |c: KeyCode| Msg::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    // A click on the middle of the tools table (it selects a row there).
+    let click = Msg::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 40,
+        row: 40,
+        modifiers: KeyModifiers::NONE,
+    });
+    let script = [
+        key(KeyCode::Char('j')),
+        key(KeyCode::Char('j')),
+        key(KeyCode::Char('k')),
+        key(KeyCode::Enter),
+        key(KeyCode::Esc),
+        key(KeyCode::Tab),
+        key(KeyCode::BackTab),
+        click,
+    ];
+    let mut samples = Vec::new();
+    for i in 0..800 {
+        let msg = script[i % script.len()].clone();
+        let t0 = Instant::now();
+        update(&mut state, msg);
+        terminal.draw(|f| view(&state, f)).unwrap();
+        samples.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "key_to_frame_us_p50={:.0}",
+        percentile(samples.clone(), 0.5)
+    );
+    println!("key_to_frame_us_p99={:.0}", percentile(samples, 0.99));
 }
 
 fn runs(n: i64) -> Vec<RunSummary> {
@@ -146,6 +193,7 @@ fn idle_cpu() {
 
 fn main() {
     frame_render();
+    key_latency();
     first_frame();
     idle_cpu();
 }
