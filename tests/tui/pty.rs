@@ -392,6 +392,42 @@ fn quitting_a_live_run_asks_and_saves_it_cancelled() {
     assert!(!after.contains("RUNNING"), "{after}");
 }
 
+#[test]
+fn a_kill_restores_the_terminal_and_saves_the_live_run_cancelled() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start_then(
+        &format!("demo {}", scenario("01_pass.toml")),
+        "runs",
+        120,
+        36,
+    );
+    s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+    // The program in the pane: the shell's child.
+    let shell = s.flags("#{pane_pid}");
+    let out = Command::new("ps")
+        .args(["-o", "pid=", "--ppid", &shell])
+        .output()
+        .unwrap();
+    let pids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(pids.len(), 1, "one child of the pane's shell: {pids:?}");
+    let status = Command::new("kill")
+        .args(["-TERM", &pids[0]])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let after = runs_after(&s);
+    assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    assert!(after.contains("CANCELLED"), "{after}");
+    assert!(!after.contains("RUNNING"), "{after}");
+    assert!(!s.alternate_on(), "alternate screen left");
+    assert_eq!(s.flags("#{mouse_any_flag}"), "0", "mouse capture off");
+}
+
 /// What the TUI last copied: tmux keeps an OSC 52 copy as its newest
 /// paste buffer (with `set-clipboard on`).
 fn copied(s: &Session) -> String {

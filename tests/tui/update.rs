@@ -479,3 +479,21 @@ fn the_verdict_panel_shows_the_usage_split_and_cost() {
         "{text}"
     );
 }
+
+#[test]
+fn a_termination_signal_quits_without_asking_and_cancels_a_live_run() {
+    let events = pass_run(1);
+    let mut live = live_state(&events[..events.len() / 2]);
+    assert!(live.run_live());
+    assert_eq!(
+        update(&mut live, Msg::Terminate),
+        [Command::Cancel, Command::Quit]
+    );
+    assert!(live.quit);
+    assert!(live.popup.is_none(), "no question asked");
+    // Nothing live: it just quits.
+    for mut state in [idle_state(), live_state(&events)] {
+        assert_eq!(update(&mut state, Msg::Terminate), [Command::Quit]);
+        assert!(state.quit);
+    }
+}

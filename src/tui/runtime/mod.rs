@@ -129,6 +129,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
         Launch::Demo(None) => effects.handle(Command::ListScenarios),
         _ => {}
     }
+    stop_on_signal(tx.clone());
     drop(tx);
 
     let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
@@ -158,6 +159,30 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     result.wrap_err("the TUI stopped")?;
     restored.wrap_err("restoring the terminal")?;
     Ok(())
+}
+
+/// SIGTERM, SIGHUP (the terminal closed) or SIGINT become
+/// `Msg::Terminate`, so the loop ends the usual way: the terminal restored
+/// and a live run saved CANCELLED, never left RUNNING by a kill.
+fn stop_on_signal(tx: mpsc::Sender<Msg>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::interrupt(),
+        ];
+        let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
+        if streams.is_empty() {
+            return;
+        }
+        let any = futures::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv())));
+        let _ = any.await;
+        let _ = tx.send(Msg::Terminate).await;
+    });
+    #[cfg(not(unix))]
+    drop(tx);
 }
 
 /// Turns off what `run` turned on besides ratatui's raw mode and

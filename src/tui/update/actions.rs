@@ -48,6 +48,16 @@ pub(super) fn quit(state: &mut AppState) -> Vec<Command> {
     vec![Command::Quit]
 }
 
+/// Quits without asking (the process was told to stop): a live run is
+/// cancelled first.
+pub(super) fn terminate(state: &mut AppState) -> Vec<Command> {
+    if state.run_live() {
+        return run_pending(state, Pending::Quit);
+    }
+    state.quit = true;
+    vec![Command::Quit]
+}
+
 /// Does what a confirmed question was about.
 pub(super) fn run_pending(state: &mut AppState, pending: Pending) -> Vec<Command> {
     state.popup = None;

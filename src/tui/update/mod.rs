@@ -87,6 +87,9 @@ pub enum Msg {
     },
     /// Start this demo now (from `diagraph demo FILE` or the picker).
     StartDemo(DemoEntry),
+    /// The process was told to stop (SIGTERM, SIGHUP: the terminal went
+    /// away): quit without asking, a live run ending CANCELLED.
+    Terminate,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +190,7 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
         }
         Msg::ScenariosLoaded(loaded) => events::on_scenarios_loaded(state, loaded),
         Msg::StartDemo(entry) => actions::start_demo(state, entry),
+        Msg::Terminate => actions::terminate(state),
         Msg::ExportReady { run_id, result } => events::on_export_ready(state, run_id, result),
         Msg::CompareLoaded { a, b, result } => {
             events::on_compare_loaded(state, a, b, result);
