@@ -378,23 +378,3 @@ fn outputs_are_deterministic() {
     assert_eq!(a.verifier, b.verifier);
     assert_eq!(a.composer, b.composer);
 }
-
-#[test]
-#[ignore]
-fn show() {
-    for q in [
-        "why is payment-service slow?",
-        "payment-service 为什么这么慢？",
-        "is there a HighCPUUsage alert on payment-service?",
-        "are there errors in the inventory-service logs?",
-    ] {
-        let p = pipeline(q, SERVICES, &mut shop());
-        println!(
-            "=== {q}\nPLAN {}\nEXEC {}\nVER {}\n{}\n",
-            serde_json::to_string_pretty(&p.plan).unwrap(),
-            serde_json::to_string_pretty(&p.executor).unwrap(),
-            serde_json::to_string_pretty(&p.verifier).unwrap(),
-            p.composer.user_facing_answer
-        );
-    }
-}
