@@ -116,6 +116,7 @@ fn a_long_stream_shows_its_newest_lines() {
 
 fn summary(id: i64, cost: Option<f64>) -> diagraph::vocab::run::RunSummary {
     diagraph::vocab::run::RunSummary {
+        rerun_of: None,
         run_id: id,
         session_id: format!("s-{id}"),
         status: diagraph::vocab::run::RunStatus::Success,

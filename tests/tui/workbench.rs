@@ -504,6 +504,7 @@ fn a_live_run_shows_its_running_node_with_a_clock() {
 
 fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::RunSummary {
     diagraph::vocab::run::RunSummary {
+        rerun_of: None,
         run_id: id,
         session_id: session.into(),
         status: diagraph::vocab::run::RunStatus::parse(status).unwrap(),
