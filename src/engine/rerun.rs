@@ -44,12 +44,29 @@ pub fn rerun_engine(
     };
     let recording = Recording::from_trace(trace)?;
     let results = RecordedResults::from_trace(trace).map_err(fail)?;
+    // Permissions are not stored with a run; the refusals it recorded
+    // are kept (a scenario may have narrowed the set).
+    let mut config = base.config.clone();
+    config
+        .tool_permissions
+        .retain(|p| !results.unpermitted_tools().any(|t| t == p));
     let model = ReplayModel::new(recording, Arc::clone(&base.model), from);
     let state = model.state();
-    let tools = replay_registry(&base.tools, Arc::new(results), Arc::clone(&state));
+    let backends = trace
+        .run
+        .sources()
+        .map(|s| s.tools.clone())
+        .unwrap_or_default();
+    let tools = replay_registry(
+        &base.tools,
+        Arc::new(results),
+        &backends,
+        Arc::clone(&state),
+    );
     let engine = Engine {
         model: Arc::new(model),
         tools: Arc::new(tools),
+        config,
         ..base.clone()
     };
     Ok((engine, state))

@@ -10,7 +10,9 @@
 //! live (`--from NODE`, [`ReplayState::is_live`]) calls reach the real
 //! tool. A call the recording does not answer while replaying fails as an
 //! unreadable source and is noted as missing, so the rerun is refused
-//! rather than silently reading the pack.
+//! rather than silently reading the pack. A replayed tool reports the
+//! backend that served the stored run (the results are its), and the
+//! tools the stored run was refused stay refused.
 
 use crate::model::replay::ReplayState;
 use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
@@ -36,6 +38,9 @@ struct Served {
 pub struct RecordedResults {
     run_id: i64,
     served: Mutex<Vec<Served>>,
+    /// Tools the stored run's invoker blocked, and whether because they
+    /// did not exist (else: not permitted). A rerun keeps those decisions.
+    blocked: Vec<(String, bool)>,
 }
 
 impl RecordedResults {
@@ -45,6 +50,7 @@ impl RecordedResults {
         let mut invocations: Vec<_> = trace.tool_invocations.iter().collect();
         invocations.sort_by_key(|i| (i.seq, i.id));
         let mut served = Vec::new();
+        let mut blocked = Vec::new();
         for inv in invocations {
             let Some(details) = inv.retrieval_details.typed() else {
                 return Err(format!(
@@ -52,13 +58,22 @@ impl RecordedResults {
                     inv.id
                 ));
             };
+            if details.blocked {
+                // The invoker's own words (`engine::invoker`) say which.
+                let unknown = inv
+                    .error_message
+                    .as_deref()
+                    .is_some_and(|m| m.ends_with("does not exist"));
+                blocked.push((inv.tool_name.clone(), unknown));
+                continue;
+            }
+            if details.evidence_status == EvidenceStatus::Deduped {
+                continue;
+            }
             let Value::Object(arguments) = &inv.input_params else {
                 // Arguments that were not a JSON object never reached the tool.
                 continue;
             };
-            if details.blocked || details.evidence_status == EvidenceStatus::Deduped {
-                continue;
-            }
             let result = match inv.failure() {
                 Some(failure) => Err(tool_error(
                     failure.class,
@@ -86,6 +101,7 @@ impl RecordedResults {
         Ok(RecordedResults {
             run_id: trace.run.run_id,
             served: Mutex::new(served),
+            blocked,
         })
     }
 
@@ -99,12 +115,36 @@ impl RecordedResults {
         Some(s.result.clone())
     }
 
+    /// Tools the stored run called or was refused as not permitted: they
+    /// existed then.
     fn tool_names(&self) -> Vec<String> {
         let served = self.served.lock().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = served.iter().map(|s| s.tool.clone()).collect();
+        names.extend(
+            self.blocked
+                .iter()
+                .filter(|(_, unknown)| !unknown)
+                .map(|(t, _)| t.clone()),
+        );
         names.sort();
         names.dedup();
         names
+    }
+
+    /// Tools the stored run was refused because they did not exist.
+    fn unknown_tools(&self) -> impl Iterator<Item = &str> {
+        self.blocked
+            .iter()
+            .filter(|(_, unknown)| *unknown)
+            .map(|(t, _)| t.as_str())
+    }
+
+    /// Tools the stored run was refused as not permitted.
+    pub fn unpermitted_tools(&self) -> impl Iterator<Item = &str> {
+        self.blocked
+            .iter()
+            .filter(|(_, unknown)| !unknown)
+            .map(|(t, _)| t.as_str())
     }
 }
 
@@ -143,6 +183,9 @@ fn tool_error(class: FailureClass, message: String, duration_ms: u64) -> ToolErr
 /// One tool of a rerun: the recording first, the real tool once live.
 pub struct ReplayTool {
     spec: ToolSpec,
+    /// The backend that served this tool for the stored run: the results
+    /// are its, and an answer naming it reads as it read then.
+    recorded_backend: Option<String>,
     real: Option<Arc<dyn Tool>>,
     recorded: Arc<RecordedResults>,
     state: Arc<ReplayState>,
@@ -176,6 +219,9 @@ impl Tool for ReplayTool {
     }
 
     fn backend(&self) -> String {
+        if let Some(b) = &self.recorded_backend {
+            return b.clone();
+        }
         match &self.real {
             Some(tool) => format!(
                 "replay:run/{}, else {}",
@@ -196,11 +242,13 @@ impl Tool for ReplayTool {
 }
 
 /// The registry of a rerun: every real tool wrapped, plus the tools the
-/// stored run called that are not configured here (served from the
-/// recording only, with a bare spec).
+/// stored run had that are not configured here (served from the
+/// recording only, with a bare spec), less the tools that did not exist
+/// for the stored run.
 pub fn replay_registry(
     real: &ToolRegistry,
     recorded: Arc<RecordedResults>,
+    backends: &std::collections::BTreeMap<String, String>,
     state: Arc<ReplayState>,
 ) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
@@ -208,6 +256,7 @@ pub fn replay_registry(
     names.extend(recorded.tool_names());
     names.sort();
     names.dedup();
+    names.retain(|n| !recorded.unknown_tools().any(|u| u == n));
     for name in names {
         let tool = real.get(&name).cloned();
         let spec = match &tool {
@@ -220,6 +269,7 @@ pub fn replay_registry(
         };
         registry.register(Arc::new(ReplayTool {
             spec,
+            recorded_backend: backends.get(&name).cloned(),
             real: tool,
             recorded: Arc::clone(&recorded),
             state: Arc::clone(&state),

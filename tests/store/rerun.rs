@@ -126,7 +126,7 @@ async fn a_rerun_of_an_offline_run_reproduces_route_claims_bindings_and_verdict(
         );
         assert_eq!(od.evidence_refs, nd.evidence_refs);
         assert_eq!(od.evidence_status, nd.evidence_status);
-        assert!(nd.source.backend.starts_with("replay:run/"), "{nd:?}");
+        assert_eq!(od.source.backend, nd.source.backend);
     }
     // The link is stored and listed.
     assert_eq!(new.run.rerun_of, Some(first.run_id));
@@ -136,11 +136,38 @@ async fn a_rerun_of_an_offline_run_reproduces_route_claims_bindings_and_verdict(
     assert_eq!(row.rerun_of, Some(first.run_id));
 }
 
+/// The rerun's answer with its own ids (run, invocations) written as the
+/// stored run's: a fallback answer points at its run's trace and names the
+/// invocations that failed.
+fn same_ids(out: &RunOutcome, new: &RunTrace, old: &RunTrace) -> String {
+    let mut answer = out.end.answer.replace(
+        &format!("trace {}`", out.run_id),
+        &format!("trace {}`", old.run.run_id),
+    );
+    let pairs: Vec<(i64, i64)> = new
+        .tool_invocations
+        .iter()
+        .zip(&old.tool_invocations)
+        .map(|(n, o)| (n.id, o.id))
+        .collect();
+    for (n, _) in &pairs {
+        answer = answer.replace(&format!("#{n}]"), &format!("#~{n}]"));
+    }
+    for (n, o) in &pairs {
+        answer = answer.replace(&format!("#~{n}]"), &format!("#{o}]"));
+    }
+    answer
+}
+
 #[tokio::test]
 async fn a_rerun_of_a_scripted_failing_run_reproduces_its_route() {
     let (_dir, store) = fresh().await;
     for file in [
+        "03_planner_timeout_then_ok.toml",
         "06_executor_invalid_output.toml",
+        "07_executor_tool_blocked.toml",
+        "09_legal_no_evidence.toml",
+        "10_tool_failure_legal_output.toml",
         "11_gatekeeper_fabricated_id.toml",
         "12_gatekeeper_foreign_id.toml",
         "22_verifier_fails_twice.toml",
@@ -156,12 +183,7 @@ async fn a_rerun_of_a_scripted_failing_run_reproduces_its_route() {
         assert_eq!(missing, None, "{file}");
         assert_eq!(new.run.route, old.run.route, "{file}");
         assert_eq!(out.end.degraded, first.end.degraded, "{file}");
-        // A fallback answer points at its own run's trace.
-        let answer = out.end.answer.replace(
-            &format!("trace {}`", out.run_id),
-            &format!("trace {}`", first.run_id),
-        );
-        assert_eq!(answer, first.end.answer, "{file}");
+        assert_eq!(same_ids(&out, &new, &old), first.end.answer, "{file}");
         assert_eq!(
             out.end.effective_verdict, first.end.effective_verdict,
             "{file}"
@@ -176,6 +198,14 @@ async fn a_rerun_of_a_scripted_failing_run_reproduces_its_route() {
             first.end.failure.as_ref().map(|f| f.class),
             "{file}"
         );
+        // A failed tool call is replayed as the same failure.
+        let failed = |o: &RunOutcome| -> Vec<String> {
+            o.failed_sources
+                .iter()
+                .map(|f| format!("{} {} {}", f.tool, f.class, f.message))
+                .collect()
+        };
+        assert_eq!(failed(&out), failed(&first), "{file}");
     }
 }
 
