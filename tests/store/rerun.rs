@@ -294,6 +294,32 @@ async fn from_composer_runs_the_composer_live_and_the_rest_from_the_recording() 
     assert_eq!(new.run.route, old.run.route);
     assert_eq!(out.end.effective_verdict, first.end.effective_verdict);
 
+    // --from the Executor: its turns and the tools run live on the pack.
+    // The recording keeps no tool result here, so every one the rerun got
+    // came from the real tools.
+    let mut no_results = old.clone();
+    no_results.tool_invocations.clear();
+    let live = Arc::new(Noting {
+        roles: Mutex::new(vec![]),
+        inner: OfflineModel::new(),
+    });
+    let on_pack = Engine {
+        model: live.clone(),
+        ..offline_engine(&store)
+    };
+    let (out, new, missing) = rerun(&store, &on_pack, &no_results, Some(NodeId::Executor)).await;
+    assert!(
+        new.tool_invocations.iter().any(|i| i.success),
+        "the live tools answered"
+    );
+    assert_eq!(missing, None);
+    let roles = live.roles.lock().unwrap().clone();
+    assert!(!roles.contains(&AgentRole::Planner), "{roles:?}");
+    assert_eq!(roles.first(), Some(&AgentRole::Executor));
+    assert!(roles.contains(&AgentRole::Composer), "{roles:?}");
+    assert_eq!(new.run.route, old.run.route);
+    assert_eq!(out.end.effective_verdict, first.end.effective_verdict);
+
     // --from a deterministic node is refused before any run.
     let err = rerun_engine(&base, &old, Some(NodeId::Gatekeeper))
         .err()
