@@ -117,6 +117,7 @@ fn key_latency() {
 fn runs(n: i64) -> Vec<RunSummary> {
     (1..=n)
         .map(|i| RunSummary {
+            rerun_of: None,
             run_id: i,
             session_id: format!("s-{}", i / 3),
             status: diagraph::vocab::run::RunStatus::Success,

@@ -78,7 +78,7 @@ pub async fn run(
     printed
 }
 
-async fn cancel_on_signal(cancel: CancellationToken) {
+pub(super) async fn cancel_on_signal(cancel: CancellationToken) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -104,7 +104,7 @@ async fn cancel_on_signal(cancel: CancellationToken) {
     cancel.cancel();
 }
 
-fn human(outcome: &RunOutcome) -> String {
+pub(super) fn human(outcome: &RunOutcome) -> String {
     let mut out = String::new();
     let verdict = outcome
         .end

@@ -113,6 +113,9 @@ fn trace_text(p: &RunTrace) -> String {
         ),
     );
     line(&mut out, format!("question: {}", text(Some(&run.query))));
+    if let Some(of) = run.rerun_of {
+        line(&mut out, format!("rerun of run {of}"));
+    }
     let u = &run.usage;
     line(
         &mut out,

@@ -15,6 +15,7 @@ mod inspect;
 mod mcp;
 pub mod out;
 mod progress;
+mod rerun;
 mod serve;
 mod setup;
 mod shipped;
@@ -102,6 +103,21 @@ pub enum Command {
     },
     /// Step through a past run in the TUI
     Replay { run_id: String },
+    /// Re-execute a stored run from its recorded model answers and tool
+    /// results (no network) as a new run; with --prompts, --rules or
+    /// --model, see whether a change flips its verdict
+    Rerun {
+        run_id: String,
+        /// Run live (configured model, real tools) from this agent node on
+        #[arg(long, value_name = "NODE")]
+        from: Option<String>,
+        /// Gatekeeper rules file (JSON, as gatekeeper-rules.json) to check with
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print the `ask --json` object plus rerun_of
+        #[arg(long)]
+        json: bool,
+    },
     /// Demo a scenario in step mode (pick one when none is given)
     Demo { scenario: Option<PathBuf> },
     /// Record feedback on a run; `useful` files it in the case library
@@ -338,6 +354,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             let id = parse_run_id(&run_id)?;
             tui_launch(&config, crate::tui::Launch::Replay(id)).await
         }
+        Some(Command::Rerun {
+            run_id,
+            from,
+            rules,
+            json,
+        }) => rerun::run(&config, parse_run_id(&run_id)?, from, rules, json).await,
         Some(Command::Demo { scenario }) => {
             tui_launch(&config, crate::tui::Launch::Demo(scenario)).await
         }

@@ -12,6 +12,7 @@ pub mod invoker;
 pub mod nodes;
 pub mod prompts;
 pub mod recorder;
+pub mod rerun;
 mod run;
 pub mod state;
 pub mod unchecked;
@@ -152,6 +153,9 @@ pub struct RunRequest {
     pub step_gate: Option<StepGate>,
     pub cancel: CancellationToken,
     pub faults: FaultInjection,
+    /// The stored run this one re-executes (`diagraph rerun`), recorded
+    /// on the new run's row.
+    pub rerun_of: Option<i64>,
 }
 
 impl RunRequest {
@@ -166,6 +170,7 @@ impl RunRequest {
             step_gate: None,
             cancel: CancellationToken::new(),
             faults: FaultInjection::default(),
+            rerun_of: None,
         }
     }
 }

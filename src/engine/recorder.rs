@@ -228,6 +228,7 @@ mod tests {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod offline;
 pub mod openai;
+pub mod replay;
 pub mod routed;
 pub mod scripted;
 

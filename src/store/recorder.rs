@@ -28,8 +28,8 @@ const INSERT_SESSION_TAIL: &str =
     " chat_session (session_id, title, created_at, updated_at) VALUES (?, ?, ?, ?)";
 const INSERT_RUN: &str = "INSERT INTO diagnosis_run (session_id, status, agent_flow, query, \
      answer, model, pack, scenario, sources, degraded, total_token_count, step_count, \
-     tool_call_count, owner_pid, owner_host, owner_token, created_at, updated_at) \
-     VALUES (?, 'RUNNING', ?, ?, '', ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?, ?)";
+     tool_call_count, owner_pid, owner_host, owner_token, created_at, updated_at, rerun_of) \
+     VALUES (?, 'RUNNING', ?, ?, '', ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?)";
 const INSERT_STEP: &str = "INSERT INTO agent_step (run_id, session_id, seq, step_index, \
      agent_name, attempt, model_input, model_output, thought, has_tool_call, duration_ms, \
      token_count, error_message, created_at, prompt_tokens, completion_tokens, \
@@ -117,6 +117,7 @@ impl Store {
                 .bind(&token)
                 .bind(now)
                 .bind(now)
+                .bind(start.rerun_of)
                 .execute(&mut *tx).await?;
             tx.commit().await?;
             Ok::<_, sqlx::Error>(r.insert_id())
@@ -335,6 +336,7 @@ impl Recorder for Store {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         };
         let handle = self.insert_run(&start, PLACEHOLDER_FLOW).await?;
         let invocation = ToolInvocation::placeholder(handle.run_id, 1);

@@ -11,13 +11,13 @@ use crate::vocab::run::{RunStatus, RunSummary};
 // A filter left out binds NULL, so one SQL text serves every combination.
 // A run's cost is the sum of its steps' (NULL while none was priced).
 const LIST: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
-     total_duration_ms, total_token_count, query, created_at, \
+     total_duration_ms, total_token_count, query, created_at, rerun_of, \
      (SELECT SUM(s.cost_usd) FROM agent_step s WHERE s.run_id = diagnosis_run.id) AS cost_usd \
      FROM diagnosis_run WHERE agent_flow = 'CHAT' \
      AND (? IS NULL OR id < ?) AND (? IS NULL OR status = ?) AND (? IS NULL OR session_id = ?) \
      ORDER BY id DESC LIMIT ?";
 const ONE: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
-     total_duration_ms, total_token_count, query, created_at, \
+     total_duration_ms, total_token_count, query, created_at, rerun_of, \
      (SELECT SUM(s.cost_usd) FROM agent_step s WHERE s.run_id = diagnosis_run.id) AS cost_usd \
      FROM diagnosis_run WHERE id = ? AND agent_flow = 'CHAT'";
 const COUNT_RUNNING: &str = "SELECT COUNT(*) AS n FROM diagnosis_run WHERE status = 'RUNNING'";
@@ -40,6 +40,7 @@ fn summary(r: &impl RowExt) -> Result<RunSummary, sqlx::Error> {
         created_at: ms_to_rfc3339(r.int("created_at")?),
         tokens: u64::try_from(r.int("total_token_count")?).unwrap_or(0),
         cost_usd: r.opt_float("cost_usd")?,
+        rerun_of: r.opt_int("rerun_of")?,
     })
 }
 

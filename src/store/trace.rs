@@ -23,7 +23,7 @@ use serde_json::Value;
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \
      scenario, degraded, effective_verdict, total_duration_ms, total_token_count, step_count, \
      tool_call_count, self_evaluation, orchestration_trace, failure_reason, failure_class, \
-     sources, feedback, created_at, finished_at FROM diagnosis_run WHERE id = ?";
+     sources, feedback, rerun_of, created_at, finished_at FROM diagnosis_run WHERE id = ?";
 const STEPS: &str = "SELECT id, run_id, session_id, seq, step_index, agent_name, attempt, \
      model_input, model_output, thought, has_tool_call, duration_ms, token_count, \
      error_message, created_at, prompt_tokens, completion_tokens, reasoning_tokens, \
@@ -77,6 +77,7 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         sources: stored(r.opt_text("sources")?),
         failed_sources: Vec::new(),
         feedback: r.opt_text("feedback")?,
+        rerun_of: r.opt_int("rerun_of")?,
         created_at: ms_to_rfc3339(r.int("created_at")?),
         finished_at: r.opt_int("finished_at")?.map(ms_to_rfc3339),
         route: None,

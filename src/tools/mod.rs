@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod pack;
 pub mod prometheus;
 pub mod registry;
+pub mod replay;
 
 pub use registry::ToolRegistry;
 

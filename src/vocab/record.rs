@@ -37,6 +37,9 @@ pub struct RunStart {
     /// Which backend serves each tool, the pack, and the model per role.
     #[serde(default)]
     pub sources: Arc<RunSources>,
+    /// The stored run this one re-executes (`diagraph rerun`).
+    #[serde(default)]
+    pub rerun_of: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -276,6 +276,9 @@ pub struct RunSummary {
     /// had a price.
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// The stored run this one re-executed (`diagraph rerun`).
+    #[serde(default)]
+    pub rerun_of: Option<i64>,
 }
 
 /// How a run ended: the one shape the engine returns (inside

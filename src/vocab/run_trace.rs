@@ -94,6 +94,10 @@ pub struct TracedRun {
     /// Every failed tool invocation of the run.
     pub failed_sources: Vec<FailedSource>,
     pub feedback: Option<String>,
+    /// The stored run this one re-executed (`diagraph rerun`); null for
+    /// an ordinary run.
+    #[serde(default)]
+    pub rerun_of: Option<i64>,
     pub created_at: String,
     pub finished_at: Option<String>,
     /// Present when the orchestration trace parses.

@@ -481,3 +481,154 @@ fn log_files_serve_query_logs_and_no_demo_pack_serves_the_rest() {
     assert_eq!(bad.status.code(), Some(2));
     assert_one_line_error(&bad, "unclosed '['");
 }
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+#[test]
+fn rerun_reproduces_a_stored_run_links_it_and_a_stricter_rules_file_flips_it() {
+    let sb = Sandbox::new();
+    let ask = sb
+        .cmd()
+        .args(["ask", "why is payment-service slow?", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
+    let a = json_of(&ask);
+    let id = a["run_id"].as_i64().unwrap().to_string();
+
+    let rerun = sb.cmd().args(["rerun", &id, "--json"]).output().unwrap();
+    assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
+    let r = json_of(&rerun);
+    assert_eq!(r["rerun_of"], a["run_id"]);
+    assert_ne!(r["run_id"], a["run_id"]);
+    for key in ["status", "answer", "degraded", "effective_verdict"] {
+        assert_eq!(r[key], a[key], "{key}");
+    }
+    assert_eq!(
+        r["orchestration_trace"]["transitions"],
+        a["orchestration_trace"]["transitions"]
+    );
+    let new_id = r["run_id"].as_i64().unwrap().to_string();
+    let trace = sb
+        .cmd()
+        .args(["trace", &new_id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&trace)["run"]["rerunOf"], a["run_id"]);
+    let runs = json_of(&sb.cmd().args(["runs", "--json"]).output().unwrap());
+    let row = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["run_id"] == r["run_id"])
+        .unwrap()
+        .clone();
+    assert_eq!(row["rerun_of"], a["run_id"]);
+
+    // Human output names what it reran.
+    let text = sb.cmd().args(["rerun", &id]).output().unwrap();
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with(&format!("rerun of run {id}\n")));
+
+    // A stricter rules file: the same recorded answers, now degraded.
+    let mut rules: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo("src/engine/nodes/gatekeeper-rules.json")).unwrap(),
+    )
+    .unwrap();
+    for rule in rules["rules"].as_array_mut().unwrap() {
+        if rule["id"] == "binding.excerpt_identifies" {
+            rule["params"]["min_excerpt_chars"] = 100_000.into();
+        }
+    }
+    let strict = sb.path("strict.json");
+    std::fs::write(&strict, rules.to_string()).unwrap();
+    let flipped = sb
+        .cmd()
+        .args(["rerun", &id, "--json", "--rules"])
+        .arg(&strict)
+        .output()
+        .unwrap();
+    assert_eq!(flipped.status.code(), Some(3), "{}", stderr(&flipped));
+    let f = json_of(&flipped);
+    assert_eq!(f["degraded"], true);
+    assert_eq!(f["rerun_of"], a["run_id"]);
+
+    // --from the Composer: the rest replayed, the Composer live (offline).
+    let from = sb
+        .cmd()
+        .args(["rerun", &id, "--from", "composer", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(from.status.code(), Some(0), "{}", stderr(&from));
+    assert_eq!(json_of(&from)["effective_verdict"], a["effective_verdict"]);
+}
+
+#[test]
+fn rerun_of_a_scripted_failing_run_keeps_its_route_and_exit_code() {
+    let sb = Sandbox::new();
+    let scenario = repo("fixtures/scenarios/11_gatekeeper_fabricated_id.toml");
+    let ask = sb
+        .cmd()
+        .args(["ask", "--json", "--scenario"])
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert_eq!(ask.status.code(), Some(3), "{}", stderr(&ask));
+    let a = json_of(&ask);
+    let id = a["run_id"].as_i64().unwrap().to_string();
+    let rerun = sb.cmd().args(["rerun", &id, "--json"]).output().unwrap();
+    assert_eq!(rerun.status.code(), Some(3), "{}", stderr(&rerun));
+    let r = json_of(&rerun);
+    assert_eq!(
+        r["orchestration_trace"]["transitions"],
+        a["orchestration_trace"]["transitions"]
+    );
+    assert_eq!(r["failure"]["class"], a["failure"]["class"]);
+}
+
+#[test]
+fn rerun_refuses_what_it_cannot_replay_in_one_line_with_exit_2() {
+    let sb = Sandbox::new();
+    let ask = sb
+        .cmd()
+        .args(["ask", "why is payment-service slow?", "--json"])
+        .output()
+        .unwrap();
+    let id = json_of(&ask)["run_id"].as_i64().unwrap().to_string();
+    let unknown = sb.cmd().args(["rerun", "424242"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_one_line_error(&unknown, "424242");
+    let node = sb
+        .cmd()
+        .args(["rerun", &id, "--from", "gatekeeper"])
+        .output()
+        .unwrap();
+    assert_eq!(node.status.code(), Some(2));
+    assert_one_line_error(&node, "not an agent node");
+    let bad = sb
+        .cmd()
+        .args(["rerun", &id, "--from", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_one_line_error(&bad, "not a node");
+    let rules = sb
+        .cmd()
+        .args(["rerun", &id, "--rules"])
+        .arg(sb.path("missing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(rules.status.code(), Some(2));
+    assert_one_line_error(&rules, "rules file");
+    // Nothing was left RUNNING.
+    let runs = json_of(&sb.cmd().args(["runs", "--json"]).output().unwrap());
+    assert!(
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] != "RUNNING")
+    );
+}

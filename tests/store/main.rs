@@ -17,4 +17,5 @@ mod suite;
 
 mod mysql;
 mod outage;
+mod rerun;
 mod sqlite;

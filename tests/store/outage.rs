@@ -261,6 +261,7 @@ async fn server_killed_mid_run() {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
@@ -273,6 +274,7 @@ async fn server_killed_mid_run() {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();

@@ -454,6 +454,7 @@ pub fn summary(id: i64, session: &str, status: &str) -> diagraph::vocab::run::Ru
         created_at: "2026-07-08T23:05:28.000Z".into(),
         tokens: 1_500 + id as u64,
         cost_usd: None,
+        rerun_of: None,
     }
 }
 

@@ -223,6 +223,7 @@ fn a_live_run_asks_before_anything_stops_it_and_x_cancels_it() {
     assert!(state.popup.is_none());
     // Opening a stored run asks too.
     state.runs = vec![diagraph::vocab::run::RunSummary {
+        rerun_of: None,
         run_id: 7,
         session_id: "s".into(),
         status: diagraph::vocab::run::RunStatus::Success,

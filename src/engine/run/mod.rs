@@ -218,6 +218,7 @@ impl Engine {
                 pack: request.pack.clone(),
                 scenario: request.scenario.clone(),
                 sources: Arc::clone(&sources),
+                rerun_of: request.rerun_of,
             })
             .await
             .map_err(EngineError::Start)?;

@@ -208,6 +208,7 @@ fn remember_run(state: &mut AppState) {
     }
     let mut runs = state.runs.clone();
     runs.push(RunSummary {
+        rerun_of: None,
         run_id,
         session_id: full.session_id.clone(),
         status: fin.status,

@@ -226,6 +226,7 @@ pub async fn foreign_invocation_on_empty_store(store: &Store) {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
@@ -251,6 +252,7 @@ pub async fn rerecording_is_idempotent(store: &Store) {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
@@ -342,6 +344,7 @@ pub async fn failed_run_keeps_partial_trace(store: &Store) {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
@@ -611,6 +614,7 @@ pub async fn stale_runs_swept(url: &str) {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
@@ -623,6 +627,7 @@ pub async fn stale_runs_swept(url: &str) {
             pack: None,
             scenario: None,
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();

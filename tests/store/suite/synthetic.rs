@@ -208,6 +208,7 @@ pub async fn pass_run(
             pack: Some("fixtures/packs/shop".into()),
             scenario: Some("pass".into()),
             sources: Default::default(),
+            rerun_of: None,
         })
         .await
         .unwrap();
