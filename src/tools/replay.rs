@@ -265,6 +265,8 @@ pub fn replay_registry(
                 name: name.clone(),
                 description: format!("{name} (served from a stored run)"),
                 parameters: serde_json::json!({"type": "object"}),
+                // Unknown here: the Gatekeeper holds its refs to the shape.
+                evidence_arrays: vec![],
             },
         };
         registry.register(Arc::new(ReplayTool {
