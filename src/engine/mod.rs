@@ -108,6 +108,9 @@ impl Engine {
         for source in self.tools.unavailable() {
             registry.register_unavailable(source.clone());
         }
+        for sources in self.tools.retried() {
+            registry.register_retried(Arc::clone(sources));
+        }
         Engine {
             tools: Arc::new(registry),
             catalog: Arc::new(catalog),

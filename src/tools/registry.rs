@@ -9,6 +9,7 @@
 use crate::tools::{Tool, ToolError};
 use crate::vocab::prerendered::Prerendered;
 use crate::vocab::tool::ToolSpec;
+use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -27,10 +28,27 @@ pub struct UnavailableSource {
     pub error: ToolError,
 }
 
+/// Sources that were down when the tools were set up and are tried again
+/// at the start of each run (MCP servers that did not start).
+#[async_trait]
+pub trait RetriedSources: Send + Sync {
+    /// Tries again the sources that are due (each bounded by its timeout):
+    /// the tools of those up now, and those still down.
+    async fn retry(&self) -> RetryOutcome;
+}
+
+/// What [`RetriedSources::retry`] found.
+#[derive(Default)]
+pub struct RetryOutcome {
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub unavailable: Vec<UnavailableSource>,
+}
+
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, (Arc<dyn Tool>, Arc<ToolSpec>)>,
     unavailable: Vec<UnavailableSource>,
+    retried: Vec<Arc<dyn RetriedSources>>,
     /// [`ToolRegistry::spec_list`] results by permission set.
     spec_lists: Mutex<Vec<(Vec<String>, SpecList)>>,
 }
@@ -40,6 +58,7 @@ impl Clone for ToolRegistry {
         ToolRegistry {
             tools: self.tools.clone(),
             unavailable: self.unavailable.clone(),
+            retried: self.retried.clone(),
             spec_lists: Mutex::default(),
         }
     }
@@ -66,9 +85,51 @@ impl ToolRegistry {
         self.unavailable.push(source);
     }
 
-    /// The sources that could not be set up, in registration order.
+    /// Records sources that were down at set-up, for each run to try
+    /// again ([`ToolRegistry::for_run`]).
+    pub fn register_retried(&mut self, sources: Arc<dyn RetriedSources>) {
+        self.retried.push(sources);
+    }
+
+    /// The sources that could not be set up, in registration order. A
+    /// retried source is among them only in the registry
+    /// [`ToolRegistry::for_run`] made.
     pub fn unavailable(&self) -> &[UnavailableSource] {
         &self.unavailable
+    }
+
+    /// The retried sources, to carry into another registry.
+    pub fn retried(&self) -> &[Arc<dyn RetriedSources>] {
+        &self.retried
+    }
+
+    /// The registry one run uses: this one when no source is retried,
+    /// else this one with the retried sources tried again (within their
+    /// timeouts), the tools of those now up added and those still down
+    /// unavailable. Also returns the names of the tools added.
+    pub async fn for_run(self: &Arc<Self>) -> (Arc<ToolRegistry>, Vec<String>) {
+        if self.retried.is_empty() {
+            return (Arc::clone(self), Vec::new());
+        }
+        let mut registry = ToolRegistry {
+            tools: self.tools.clone(),
+            unavailable: self.unavailable.clone(),
+            retried: Vec::new(),
+            spec_lists: Mutex::default(),
+        };
+        let mut added = Vec::new();
+        for sources in &self.retried {
+            let outcome = sources.retry().await;
+            for tool in outcome.tools {
+                let name = tool.spec().name;
+                if !registry.tools.contains_key(&name) {
+                    registry.register(tool);
+                    added.push(name);
+                }
+            }
+            registry.unavailable.extend(outcome.unavailable);
+        }
+        (Arc::new(registry), added)
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -510,3 +510,100 @@ timeout_secs = 5
     // The run stands on the sources that answered.
     assert_eq!(code, Some(0), "{answer}");
 }
+
+/// A scenario whose Executor calls `tool` (no arguments) and then answers
+/// with no claims.
+fn call_scenario(tool: &str) -> Scenario {
+    let text = format!(
+        r#"
+name = "MCP late server"
+description = "A tool of a server that came up after set-up"
+pack = {pack:?}
+question = "Why does payment-service fail? Ask the late server."
+
+[[script]]
+role = "planner"
+text = '''{{"selected_skill": "", "selection_reason": "the MCP tool answers", "plan": ["ask it"], "reasoning": "late", "queries": [{{"tool": "{tool}", "arguments": {{}}, "purpose": "ask"}}]}}'''
+
+[[script]]
+role = "executor"
+tool_calls = [{{ name = "{tool}", arguments = {{}} }}]
+"#,
+        pack = shop_pack_dir().display().to_string(),
+    );
+    Scenario::parse(Path::new("late.toml"), &text).unwrap()
+}
+
+#[tokio::test]
+async fn a_server_that_comes_up_after_set_up_serves_later_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    // The server's program is not there yet: python3 exits at once.
+    let script = dir.path().join("late_server.py");
+    let starts = dir.path().join("starts");
+    let mut late = server(Path::new("python3"), &[script.to_str().unwrap()], 5);
+    late.env
+        .insert("MCP_STARTS_FILE".into(), starts.display().to_string());
+    let interval = Duration::from_secs(2);
+    let servers = McpServers::start_retrying_every(&config(vec![("late", late)]), interval).await;
+    assert_eq!(servers.tool_names(), Vec::<String>::new());
+    let recorder = Arc::new(MemoryRecorder::new());
+    let mut registry = pack_registry(&shop_pack());
+    servers.register(&mut registry);
+    let base = diagraph::engine::Engine {
+        tools: Arc::new(registry),
+        ..base_engine(recorder.clone())
+    };
+    let scenario = call_scenario("late__boom");
+    let engine = scenario.engine_with_pack(&base, Arc::new(OfflineModel::new()), shop_pack());
+    let failed_tools = |o: &diagraph::engine::RunOutcome| -> Vec<String> {
+        o.failed_sources.iter().map(|f| f.tool.clone()).collect()
+    };
+
+    // Down: the run records it as a failed source, and the Executor's call
+    // of its tool is not one it may make.
+    let first = engine.run(scenario.request()).await.unwrap();
+    assert!(
+        failed_tools(&first).contains(&"late__*".to_string()),
+        "{:?}",
+        first.failed_sources
+    );
+    assert!(!first.sources.tools.contains_key("late__boom"));
+
+    // The server's program appears; within the interval no run tries it.
+    std::fs::copy(
+        crate::helpers::repo("tests/services/mcp_crash_server.py"),
+        &script,
+    )
+    .unwrap();
+    let second = engine.run(scenario.request()).await.unwrap();
+    assert!(failed_tools(&second).contains(&"late__*".to_string()));
+    assert!(!starts.exists(), "tried again within the interval");
+
+    // After the interval, two concurrent runs start it once and both are
+    // offered its tools.
+    tokio::time::sleep(interval).await;
+    let question = || diagraph::engine::RunRequest::new("why is payment-service slow?");
+    let (third, fourth) = tokio::join!(base.run(question()), base.run(question()));
+    for outcome in [third.unwrap(), fourth.unwrap()] {
+        let failed = failed_tools(&outcome);
+        assert!(!failed.contains(&"late__*".to_string()), "{failed:?}");
+        assert!(outcome.sources.tools["late__boom"].starts_with("mcp:late"));
+    }
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
+
+    // A later run's Executor calls it: the server answers by dying.
+    let fifth = engine.run(scenario.request()).await.unwrap();
+    let failed = failed_tools(&fifth);
+    assert!(!failed.contains(&"late__*".to_string()), "{failed:?}");
+    let boom = fifth
+        .failed_sources
+        .iter()
+        .find(|f| f.tool == "late__boom")
+        .unwrap_or_else(|| panic!("{failed:?}"));
+    assert!(
+        boom.message
+            .contains("MCP server late closed the connection"),
+        "{boom:?}"
+    );
+    servers.close().await;
+}

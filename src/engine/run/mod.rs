@@ -205,8 +205,28 @@ impl Engine {
     /// not be created, or when it failed and the store stayed unavailable
     /// for the recovery timeout; a cancelled or otherwise failed run that
     /// was persisted is `Ok` with status CANCELLED or FAILED.
-    pub async fn run(&self, mut request: RunRequest) -> Result<RunOutcome, EngineError> {
+    pub async fn run(&self, request: RunRequest) -> Result<RunOutcome, EngineError> {
         let started = Instant::now();
+        // Sources that were down at set-up are tried again (within their
+        // timeouts); the tools of those now up are this run's, permitted
+        // as the ones that started at set-up are.
+        let (tools, added) = self.tools.for_run().await;
+        if added.is_empty() && Arc::ptr_eq(&tools, &self.tools) {
+            return self.run_started(request, started).await;
+        }
+        let mut engine = Engine {
+            tools,
+            ..self.clone()
+        };
+        engine.config.tool_permissions.extend(added);
+        engine.run_started(request, started).await
+    }
+
+    async fn run_started(
+        &self,
+        mut request: RunRequest,
+        started: Instant,
+    ) -> Result<RunOutcome, EngineError> {
         let model_name = self.model.name();
         let sources = Arc::new(self.sources());
         let handle = self

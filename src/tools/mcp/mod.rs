@@ -14,14 +14,19 @@
 //! again at its next call.
 //!
 //! The servers are started once, when the program sets up its tools, and
-//! shared by every run it makes (`cli::setup`).
+//! shared by every run it makes (`cli::setup`). A server that did not
+//! start is tried again at the start of a run, at most once per
+//! [`RETRY_INTERVAL`] (so a dead server does not add its timeout to every
+//! run of a long-lived `serve`, `mcp` or TUI) and by one run at a time;
+//! once it is up its tools are offered to that run and every later one
+//! ([`DownServers`]).
 
 pub mod refs;
 pub mod session;
 
 use crate::config::McpConfig;
 use crate::text::clean;
-use crate::tools::registry::UnavailableSource;
+use crate::tools::registry::{RetriedSources, RetryOutcome, UnavailableSource};
 use crate::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
 use crate::vocab::tool::{ToolSpec, summarize_args};
 use async_trait::async_trait;
@@ -29,7 +34,7 @@ use serde_json::{Map, Value};
 use session::McpSession;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Separates the server's name from its tool's in the name the Executor
 /// calls.
@@ -40,6 +45,9 @@ const MAX_TOOL_NAME: usize = 64;
 pub const MAX_SCHEMA_BYTES: usize = 8 * 1024;
 /// Characters of a server's tool description shown to the model.
 const MAX_DESCRIPTION: usize = 1000;
+/// How long a server that did not start is left alone before a run tries
+/// it again.
+pub const RETRY_INTERVAL: Duration = Duration::from_secs(30);
 
 /// What starting one server found: its tools as offered, or why it
 /// offers none, and the tools it has that are not offered.
@@ -62,19 +70,29 @@ pub struct McpServers {
     /// The servers that did not start, as runs record them.
     pub unavailable: Vec<UnavailableSource>,
     pub reports: Vec<ServerReport>,
+    /// The servers that did not start, tried again by later runs.
+    down: Arc<DownServers>,
 }
 
 impl McpServers {
     /// Starts every configured server at once (each within its timeout)
     /// and lists its tools.
     pub async fn start(config: &McpConfig) -> McpServers {
+        Self::start_retrying_every(config, RETRY_INTERVAL).await
+    }
+
+    /// [`McpServers::start`], a server that did not start being tried
+    /// again at most once per `interval`.
+    pub async fn start_retrying_every(config: &McpConfig, interval: Duration) -> McpServers {
         let sessions: Vec<Arc<McpSession>> = config
             .servers
             .iter()
             .map(|(name, c)| Arc::new(McpSession::new(name, c.clone())))
             .collect();
         let listed = futures::future::join_all(sessions.iter().map(|s| s.start())).await;
+        let tried = Instant::now();
         let mut servers = McpServers::default();
+        let mut down = Vec::new();
         let mut taken = BTreeSet::new();
         for (session, listed) in sessions.iter().zip(listed) {
             let mut report = ServerReport {
@@ -87,10 +105,11 @@ impl McpServers {
             match listed {
                 Err(e) => {
                     report.error = Some(e.to_string());
-                    servers.unavailable.push(UnavailableSource {
-                        tool: format!("{}{SEPARATOR}*", session.name),
-                        backend: session.backend(),
-                        error: offers_no_tools(&session.name, e),
+                    let source = unavailable(session, e);
+                    servers.unavailable.push(source.clone());
+                    down.push(DownServer {
+                        session: session.clone(),
+                        state: tokio::sync::Mutex::new(DownState::Down { tried, source }),
                     });
                 }
                 Ok(tools) => {
@@ -109,17 +128,23 @@ impl McpServers {
             servers.reports.push(report);
         }
         servers.sessions = sessions;
+        servers.down = Arc::new(DownServers {
+            servers: down,
+            interval,
+            taken,
+        });
         servers
     }
 
     /// Adds the servers' tools to `registry`, and the servers that did not
-    /// start as unavailable sources.
+    /// start as sources each run tries again (and records as unavailable
+    /// while they are down).
     pub fn register(&self, registry: &mut ToolRegistry) {
         for tool in &self.tools {
             registry.register(tool.clone());
         }
-        for source in &self.unavailable {
-            registry.register_unavailable(source.clone());
+        if !self.down.servers.is_empty() {
+            registry.register_retried(self.down.clone());
         }
     }
 
@@ -146,6 +171,93 @@ impl McpServers {
     /// Ends every server's connection (child processes exit).
     pub async fn close(&self) {
         futures::future::join_all(self.sessions.iter().map(|s| s.close())).await;
+    }
+}
+
+/// A server that did not start, as a run records it.
+fn unavailable(session: &McpSession, e: ToolError) -> UnavailableSource {
+    UnavailableSource {
+        tool: format!("{}{SEPARATOR}*", session.name),
+        backend: session.backend(),
+        error: offers_no_tools(&session.name, e),
+    }
+}
+
+/// The servers that did not start when the program set up its tools.
+#[derive(Default)]
+pub struct DownServers {
+    servers: Vec<DownServer>,
+    interval: Duration,
+    /// The names the servers that started offer, which a server that
+    /// comes up later may not take.
+    taken: BTreeSet<String>,
+}
+
+struct DownServer {
+    session: Arc<McpSession>,
+    /// Locked while the server is tried, so that concurrent runs do not
+    /// start it twice: a run that finds it locked waits (at most the
+    /// server's timeout) for what that try found.
+    state: tokio::sync::Mutex<DownState>,
+}
+
+enum DownState {
+    /// Last tried at `tried`, which failed as `source` says.
+    Down {
+        tried: Instant,
+        source: UnavailableSource,
+    },
+    /// It came up on a later try and offers these tools.
+    Up(Vec<Arc<dyn Tool>>),
+}
+
+#[async_trait]
+impl RetriedSources for DownServers {
+    async fn retry(&self) -> RetryOutcome {
+        let mut out = RetryOutcome::default();
+        let mut taken = self.taken.clone();
+        for server in &self.servers {
+            let mut state = server.state.lock().await;
+            if let DownState::Down { tried, .. } = &*state
+                && tried.elapsed() >= self.interval
+            {
+                *state = match server.session.start().await {
+                    Ok(listed) => {
+                        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+                        for tool in listed {
+                            match McpTool::new(server.session.clone(), tool, &taken) {
+                                Ok(t) => {
+                                    taken.insert(t.exposed.clone());
+                                    tools.push(Arc::new(t));
+                                }
+                                Err(why) => tracing::warn!(
+                                    server = %server.session.name,
+                                    "MCP server came up; {why}"
+                                ),
+                            }
+                        }
+                        tracing::info!(
+                            server = %server.session.name,
+                            tools = tools.len(),
+                            "MCP server that did not start is up"
+                        );
+                        DownState::Up(tools)
+                    }
+                    Err(e) => DownState::Down {
+                        tried: Instant::now(),
+                        source: unavailable(&server.session, e),
+                    },
+                };
+            }
+            match &*state {
+                DownState::Up(tools) => {
+                    taken.extend(tools.iter().map(|t| t.spec().name));
+                    out.tools.extend(tools.iter().cloned());
+                }
+                DownState::Down { source, .. } => out.unavailable.push(source.clone()),
+            }
+        }
+        out
     }
 }
 
