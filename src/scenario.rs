@@ -196,6 +196,7 @@ impl Scenario {
         let mut config = base.config.clone();
         if let Some(p) = &self.tool_permissions {
             config.tool_permissions = p.clone();
+            config.permit_late_tools = false;
         }
         let model = crate::model::scripted::ScriptedModel::new(self.script.clone(), fallthrough)
             .with_recorder(base.recorder.clone());

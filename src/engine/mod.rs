@@ -44,6 +44,10 @@ pub struct EngineConfig {
     pub history_limit: usize,
     /// Tools the Executor may use.
     pub tool_permissions: Vec<String>,
+    /// Whether the tools of a source that comes up after set-up (an MCP
+    /// server retried at run start) join `tool_permissions`. False once
+    /// a scenario names its own tools: a narrowed list stays narrowed.
+    pub permit_late_tools: bool,
     /// Wall-clock budget of a run: model calls after it fail as timeouts
     /// and the run ends in its fallback. None: no deadline.
     pub run_deadline: Option<Duration>,
@@ -68,6 +72,7 @@ impl Default for EngineConfig {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            permit_late_tools: true,
             run_deadline: None,
             retry_backoff: Duration::from_millis(500),
             retry_backoff_max: Duration::from_secs(30),

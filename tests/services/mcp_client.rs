@@ -514,7 +514,11 @@ timeout_secs = 5
 /// A scenario whose Executor calls `tool` (no arguments) and then answers
 /// with no claims.
 fn call_scenario(tool: &str) -> Scenario {
-    let text = format!(
+    Scenario::parse(Path::new("late.toml"), &call_scenario_text(tool)).unwrap()
+}
+
+fn call_scenario_text(tool: &str) -> String {
+    format!(
         r#"
 name = "MCP late server"
 description = "A tool of a server that came up after set-up"
@@ -530,8 +534,7 @@ role = "executor"
 tool_calls = [{{ name = "{tool}", arguments = {{}} }}]
 "#,
         pack = shop_pack_dir().display().to_string(),
-    );
-    Scenario::parse(Path::new("late.toml"), &text).unwrap()
+    )
 }
 
 #[tokio::test]
@@ -605,5 +608,22 @@ async fn a_server_that_comes_up_after_set_up_serves_later_runs() {
             .contains("MCP server late closed the connection"),
         "{boom:?}"
     );
+
+    // A scenario that names its own tools keeps them: a server that came
+    // up late does not widen the list.
+    let text = call_scenario_text("late__boom").replace(
+        "question = ",
+        "tool_permissions = [\"query_logs\"]\nquestion = ",
+    );
+    let narrowed = Scenario::parse(Path::new("late-narrowed.toml"), &text).unwrap();
+    let engine = narrowed.engine_with_pack(&base, Arc::new(OfflineModel::new()), shop_pack());
+    let sixth = engine.run(narrowed.request()).await.unwrap();
+    let refused = sixth
+        .failed_sources
+        .iter()
+        .find(|f| f.tool == "late__boom")
+        .unwrap_or_else(|| panic!("{:?}", sixth.failed_sources));
+    assert!(refused.message.contains("is not permitted"), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
     servers.close().await;
 }

@@ -218,7 +218,9 @@ impl Engine {
             tools,
             ..self.clone()
         };
-        engine.config.tool_permissions.extend(added);
+        if engine.config.permit_late_tools {
+            engine.config.tool_permissions.extend(added);
+        }
         engine.run_started(request, started).await
     }
 
