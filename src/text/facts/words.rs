@@ -307,7 +307,6 @@ pub fn canonical_unit(u: &str) -> Option<&'static str> {
     })
 }
 
-
 /// The value of a run of Chinese numerals (`九十二` -> 92), if it is one.
 pub fn han_number(run: &str) -> Option<u64> {
     let digit = |c: char| -> Option<u64> {
