@@ -236,6 +236,20 @@ proptest! {
     }
 
     #[test]
+    fn a_units_spacing_never_breaks_support(words in prop::collection::vec("[a-z]{2,8}", 2..10), n in 0u32..100_000, at in 0usize..10, unit in prop::sample::select(vec!["ms", "s", "min", "h", "%", "MB", "GiB", "req/s", "毫秒", "分钟"])) {
+        let at = at.min(words.len());
+        let mut attached = words.clone();
+        attached.insert(at, format!("{n}{unit}"));
+        let mut spaced = words.clone();
+        spaced.insert(at, format!("{n} {unit}"));
+        let params = ExcerptParams::default();
+        for (ex, rf) in [(&spaced, &attached), (&attached, &spaced)] {
+            let reference = FactText::new(&rf.join(" "));
+            prop_assert!(supports(&FactText::new(&ex.join(" ")), &reference, &params).is_ok());
+        }
+    }
+
+    #[test]
     fn normalisation_never_panics(s in "\\PC{0,200}", t in ".{0,200}") {
         let params = ExcerptParams::default();
         let _ = supports(&FactText::new(&s), &FactText::new(&t), &params);

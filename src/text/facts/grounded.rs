@@ -110,6 +110,15 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
                     return Some(Added::Number(text.to_string()));
                 }
             }
+            // 零 alone (零错误 "zero errors") is the number 0
+            Kind::Han
+                if matches!(text, "零" | "〇")
+                    && !evidence
+                        .iter()
+                        .any(|e| !number_at(e, "0", "").is_empty() || has_word(e, text)) =>
+            {
+                return Some(Added::Number(text.to_string()));
+            }
             Kind::Word | Kind::Filler
                 if names.iter().any(|n| n == text)
                     && !evidence.iter().any(|e| has_word(e, text)) =>
@@ -118,6 +127,12 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             }
             _ => {}
         }
+    }
+    if let Some(name) = han_service_names(statement)
+        .into_iter()
+        .find(|n| !evidence.iter().any(|e| !run_at(e, n).is_empty()))
+    {
+        return Some(Added::Name(name));
     }
     let han = statement
         .han_polarity()
@@ -276,6 +291,38 @@ fn han_health_words(t: &FactText) -> Vec<(usize, &'static str)> {
         let pair = format!("{}{}", t.text(p), t.text(q));
         if let Some(w) = HEALTH_HAN.iter().find(|w| **w == pair) {
             out.push((i, *w));
+        }
+    }
+    out
+}
+
+/// Chinese-named services, clusters and databases (`支付服务`): the run of
+/// fact-bearing Han characters before such a head word, with it.
+fn han_service_names(t: &FactText) -> Vec<String> {
+    const HEADS: &[&str] = &["服务", "集群", "数据库", "节点"];
+    let parts = t.parts();
+    let mut out = Vec::new();
+    for head in HEADS {
+        let n = head.chars().count();
+        for end in n..=parts.len() {
+            let start = end - n;
+            let spelled: String = (start..end).map(|k| t.text_at(k)).collect();
+            if spelled != *head
+                || !(start + 1..end).all(|k| parts.get(k).is_some_and(|p| p.join == Join::HanRun))
+            {
+                continue;
+            }
+            let mut first = start;
+            while first > 0
+                && start - first < 6
+                && parts.get(first).is_some_and(|p| p.join == Join::HanRun)
+                && parts.get(first - 1).is_some_and(|p| p.kind == Kind::Han)
+            {
+                first -= 1;
+            }
+            if first < start {
+                out.push((first..end).map(|k| t.text_at(k)).collect());
+            }
         }
     }
     out
@@ -488,6 +535,12 @@ mod tests {
                 "payment-service 的 HighCPUUsage 告警正在触发，CPU 为 ９２%。",
                 ALERT,
             ),
+            (
+                "order-service requests timed out after 30000 milliseconds.",
+                POOL,
+            ),
+            ("order-service 请求在 30000 毫秒后超时。", POOL),
+            ("order-service 的服务连接不可用。", POOL),
         ] {
             assert_eq!(check(s, &[e]), None, "{s}");
         }
@@ -503,6 +556,11 @@ mod tests {
             ("At 23:09 order-service logged a pool timeout.", POOL),
             ("HikariPool-2 connections were not available.", POOL),
             ("payment-service has zero errors.", ALERT),
+            ("order-service 零错误。", POOL),
+            ("支付服务连接不可用。", POOL),
+            ("order-service 连接不可用，支付服务也受影响。", POOL),
+            ("order-service requests timed out after 30000 s.", POOL),
+            ("order-service 请求在 30000 秒后超时。", POOL),
             (
                 "order-service 的 HikariPool-1 连接在 ٤٠٠٠٠ms 后超时。",
                 POOL,

@@ -14,13 +14,13 @@ fn kinds(s: &str) -> Vec<(String, Kind)> {
 
 #[test]
 fn normalises_width_digits_case_and_invisibles() {
-    assert_eq!(toks("ＣＰＵ＝９２％"), ["cpu", "92"]);
+    assert_eq!(toks("ＣＰＵ＝９２％"), ["cpu", "92%"]);
     assert_eq!(toks("value=٩٢"), ["value", "92"]);
     assert_eq!(toks("value=९२"), ["value", "92"]);
     assert_eq!(toks("pay\u{200B}ment-service"), ["payment", "service"]);
     assert_eq!(toks("①②"), ["12"]);
     assert_eq!(toks("30,000ms 1,5"), ["30000ms", "1", "5"]);
-    assert_eq!(toks("v=92.5%. end."), ["v", "92.5", "end"]);
+    assert_eq!(toks("v=92.5%. end."), ["v", "92.5%", "end"]);
     assert_eq!(toks("连接池耗尽abc"), ["连", "接", "池", "耗", "尽", "abc"]);
 }
 
@@ -123,4 +123,32 @@ proptest::proptest! {
             last = p.end;
         }
     }
+}
+
+#[test]
+fn a_number_and_its_unit_are_one_part_however_spaced() {
+    for (a, b) in [
+        ("took 2300 ms", "took 2300ms"),
+        ("took 2300 milliseconds", "took 2300MS"),
+        ("used 512 MB", "used 512MB"),
+        ("4 GiB free", "4GiB free"),
+        ("at 120 req/s", "at 120req/s"),
+        ("at 120 rps", "at 120 req/s"),
+        ("cpu 92 %", "cpu 92%"),
+        ("cpu 92 percent", "cpu 92%"),
+        ("for 25 minutes", "for 25m"),
+        ("耗时 2300 毫秒", "耗时2300ms"),
+        ("持续5分钟", "持续 5 min"),
+        ("持续三十个小时", "持续 30h"),
+        ("等待 30 秒", "等待30s"),
+    ] {
+        assert_eq!(toks(a), toks(b), "{a} / {b}");
+    }
+    // a different unit stays a different fact
+    assert_ne!(toks("took 2300 s"), toks("took 2300ms"));
+    assert_ne!(toks("用了 2300 秒"), toks("用了 2300ms"));
+    // a number inside an identifier keeps its text; so does a non-unit word
+    assert_eq!(toks("HikariPool-1 s"), ["hikari", "pool", "1", "s"]);
+    assert_eq!(toks("2300 requests failed")[0], "2300");
+    assert_eq!(toks("2300, ms")[0], "2300");
 }

@@ -270,16 +270,39 @@ pub fn is_filler_han(c: char) -> bool {
 }
 
 /// The canonical unit of a unit word or suffix (`m`, `minutes`, `分钟` ->
-/// `min`), or None when it is not a time or percentage unit.
+/// `min`; `MB`, `req/s`, `%`), or None when it is not a time, size, rate
+/// or percentage unit. Text is lower case (as [`super::FactText`] parts
+/// are); a rate is written `x/y` whatever connector joined it.
 pub fn canonical_unit(u: &str) -> Option<&'static str> {
     Some(match u {
         "" => "",
         "m" | "min" | "mins" | "minute" | "minutes" | "分钟" | "分" => "min",
-        "s" | "sec" | "secs" | "second" | "seconds" | "秒" => "s",
+        "s" | "sec" | "secs" | "second" | "seconds" | "秒" | "秒钟" => "s",
         "ms" | "millis" | "millisecond" | "milliseconds" | "毫秒" => "ms",
-        "h" | "hr" | "hrs" | "hour" | "hours" | "小时" => "h",
+        "us" | "μs" | "µs" | "microsecond" | "microseconds" | "微秒" => "us",
+        "ns" | "nanosecond" | "nanoseconds" | "纳秒" => "ns",
+        "h" | "hr" | "hrs" | "hour" | "hours" | "小时" | "个小时" => "h",
         "d" | "day" | "days" | "天" => "d",
-        "percent" | "pct" => "%",
+        "%" | "percent" | "pct" => "%",
+        "b" | "byte" | "bytes" | "字节" => "b",
+        "kb" | "kilobyte" | "kilobytes" => "kb",
+        "mb" | "megabyte" | "megabytes" => "mb",
+        "gb" | "gigabyte" | "gigabytes" => "gb",
+        "tb" | "terabyte" | "terabytes" => "tb",
+        "kib" => "kib",
+        "mib" => "mib",
+        "gib" => "gib",
+        "tib" => "tib",
+        "rps" | "req/s" | "reqs/s" | "request/s" | "requests/s" | "req/sec" => "req/s",
+        "qps" | "q/s" | "queries/s" | "query/s" => "qps",
+        "ops/s" | "op/s" | "ops/sec" => "ops/s",
+        "b/s" | "bytes/s" => "b/s",
+        "kb/s" => "kb/s",
+        "mb/s" => "mb/s",
+        "gb/s" => "gb/s",
+        "kib/s" => "kib/s",
+        "mib/s" => "mib/s",
+        "gib/s" => "gib/s",
         _ => return None,
     })
 }

@@ -29,7 +29,8 @@
 //! search.
 
 use crate::engine::nodes::gatekeeper::rules::{ExcerptParams, RuleId};
-use crate::text::facts::{FactText, Join, Kind, numbers_match, unit_after};
+use crate::text::facts::words::canonical_unit;
+use crate::text::facts::{FactText, Join, Kind, number_value, numbers_match, unit_after};
 use std::collections::HashSet;
 
 /// Why an excerpt was judged unsupported, for the error line.
@@ -588,6 +589,16 @@ fn unit_matches(ex: &FactText, u: &Unit, r: &FactText) -> Vec<(usize, usize)> {
                 }
             }
             return out;
+        }
+    }
+    // a unit word standing apart (`0, us`) quotes the unit of a ref number (`0us`)
+    if u.first == u.last
+        && let Some(unit) = canonical_unit(ex.text_at(u.first)).filter(|x| !x.is_empty())
+    {
+        for (j, q) in rparts.iter().enumerate() {
+            if q.kind == Kind::Number && number_value(r.text(q)).is_some_and(|(_, x)| x == unit) {
+                out.push((j, j));
+            }
         }
     }
     let target: String = (u.first..=u.last).map(|i| ex.text_at(i)).collect();

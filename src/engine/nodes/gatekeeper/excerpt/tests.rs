@@ -200,3 +200,35 @@ fn filler_paraphrase_is_bounded_by_the_overlap_threshold() {
         Some("binding.excerpt_supported")
     );
 }
+
+#[test]
+fn a_units_spacing_is_not_a_fact_but_the_unit_is() {
+    const SLOW: &str = "2026-07-08T23:05:28Z WARN checkout-service slow query took 2300ms, pool usage 92%, heap 512MB, 120req/s";
+    const SLOW_ZH: &str = "checkout-service 慢查询耗时 2300 毫秒，持续 5 分钟";
+    for ok in [
+        "checkout-service slow query took 2300 ms",
+        "slow query took 2300 milliseconds, pool usage 92 %",
+        "checkout-service heap 512 MB, 120 req/s",
+        "checkout-service pool usage 92 percent",
+    ] {
+        assert_eq!(check(ok, SLOW), Ok(()), "{ok}");
+    }
+    for ok in [
+        "checkout-service 慢查询耗时2300毫秒",
+        "checkout-service 慢查询耗时 2300ms，持续 5min",
+    ] {
+        assert_eq!(check(ok, SLOW_ZH), Ok(()), "{ok}");
+    }
+    for bad in [
+        "checkout-service slow query took 2300 s",
+        "checkout-service slow query took 2300 seconds",
+        "checkout-service slow query took 2400 ms",
+        "checkout-service heap 512 GB",
+    ] {
+        assert_eq!(rule(bad, SLOW), Some("binding.excerpt_facts"), "{bad}");
+    }
+    assert_eq!(
+        rule("checkout-service 慢查询耗时 2300 秒", SLOW_ZH),
+        Some("binding.excerpt_facts")
+    );
+}
