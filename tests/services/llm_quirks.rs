@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn config(base_url: &str, model: &str) -> OpenAiConfig {
+/// A provider config for the aimock server (also the streaming tests').
+pub(crate) fn config(base_url: &str, model: &str) -> OpenAiConfig {
     OpenAiConfig {
         api_key: Some(ApiKey::new(KEY)),
         timeout: Duration::from_secs(10),
@@ -25,7 +26,8 @@ fn config(base_url: &str, model: &str) -> OpenAiConfig {
     }
 }
 
-fn ask(user: &str) -> ChatRequest {
+/// A Planner-like request with one user message.
+pub(crate) fn ask(user: &str) -> ChatRequest {
     ChatRequest {
         attempt: 1,
         input: ExecutorInput::default().into(),

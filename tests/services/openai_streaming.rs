@@ -6,40 +6,18 @@
 //! chunk mid-stream).
 
 use crate::aimock::{Aimock, on_user};
-use crate::fake_llm::KEY;
 use crate::fault_proxy::{FaultProxy, Quirk};
-use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
-use diagraph::model::{ChatModel, ChatRequest, DeltaPart, Message, ModelErrorKind};
-use diagraph::vocab::dto::ExecutorInput;
+use crate::llm_quirks::{ask, config};
+use diagraph::model::openai::{OpenAiConfig, OpenAiModel};
+use diagraph::model::{ChatModel, DeltaPart, ModelErrorKind};
 use diagraph::vocab::events::ModelDelta;
 use serde_json::json;
 use std::sync::Mutex;
-use std::time::Duration;
 
 fn streaming(base_url: &str, model: &str) -> OpenAiConfig {
     OpenAiConfig {
-        api_key: Some(ApiKey::new(KEY)),
-        timeout: Duration::from_secs(10),
         streaming: true,
-        ..OpenAiConfig::new(base_url, model)
-    }
-}
-
-fn ask(user: &str) -> ChatRequest {
-    ChatRequest {
-        attempt: 1,
-        input: ExecutorInput::default().into(),
-        messages: vec![
-            Message::System {
-                content: "# Role: Planner".into(),
-            },
-            Message::User {
-                content: user.into(),
-            },
-        ],
-        tools: vec![],
-        tool_choice: Default::default(),
-        script: Default::default(),
+        ..config(base_url, model)
     }
 }
 
