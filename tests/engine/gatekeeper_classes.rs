@@ -1,8 +1,8 @@
 //! The classes of issue 19 driven through the engine: each scenario's
 //! Gatekeeper result names the rule that caught the cheat, and the honest
-//! quotes pass. (The rule-level cases are in `gatekeeper_adversarial.rs`
-//! and `src/engine/nodes/gatekeeper/excerpt/tests.rs`, the properties in
-//! `gatekeeper_props.rs`.)
+//! quotes pass. (The rule-level cases are in `gatekeeper_adversarial.rs`,
+//! `gatekeeper_excerpts.rs` and `src/engine/nodes/gatekeeper/excerpt/tests.rs`,
+//! the properties in `gatekeeper_props.rs`.)
 
 use crate::runs::{gatekeeper_results, run_captured};
 use diagraph::vocab::graph::ReasonCode;

@@ -11,6 +11,7 @@
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod gatekeeper_run;
 #[path = "../helpers/mod.rs"]
 mod helpers;
 mod runs;
@@ -20,6 +21,7 @@ mod answer_props;
 mod fallback_markers;
 mod gatekeeper_adversarial;
 mod gatekeeper_classes;
+mod gatekeeper_excerpts;
 mod gatekeeper_props;
 mod layering;
 mod lifecycle;
@@ -29,3 +31,5 @@ mod routes;
 mod run_failures;
 mod scenarios;
 mod seed_acceptance;
+mod seed_evidence_safety;
+mod seed_retries;

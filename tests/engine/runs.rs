@@ -1,6 +1,7 @@
 //! Engine runs for the engine tests: shipped scenarios and inline scripts
 //! on the scripted model over the in-memory recorder, a model wrapper that
-//! captures every request, and readers of what a run recorded.
+//! captures every request, readers of what a run recorded, and what the
+//! shipped scenarios' answers must not show.
 
 use crate::helpers::{base_engine, load_scenario, shop_pack};
 use async_trait::async_trait;
@@ -122,4 +123,32 @@ pub fn last_entry(s: &Scenario, role: AgentRole) -> usize {
         .iter()
         .rposition(|e| e.role == role)
         .unwrap_or_else(|| panic!("{}: no {role} entry", s.name))
+}
+
+/// The claim the shipped scenarios' Executor makes (and fallbacks must
+/// never show).
+pub const CLAIM_TEXT: &str = "payment-service has a critical HighCPUUsage alert firing at 92%";
+
+/// The service names of the shipped pack, as the engine's answer check
+/// knows them.
+pub fn shop_services() -> Vec<String> {
+    crate::helpers::shop_pack()
+        .catalog()
+        .services
+        .iter()
+        .map(|s| s.to_lowercase())
+        .collect()
+}
+
+/// The answer without the code-made "What could not be checked" section
+/// that follows whatever a node wrote (an unreachable model, a failed
+/// source). The section itself names no Executor claim.
+pub fn without_unchecked(answer: &str) -> &str {
+    match answer.split_once("\n\nWhat could not be checked") {
+        Some((head, section)) => {
+            assert!(!section.contains(CLAIM_TEXT), "{section}");
+            head
+        }
+        None => answer,
+    }
 }
