@@ -1,54 +1,9 @@
 //! The binary as a user meets it: exit codes, one-line errors, the
 //! `ask --json` object, and that bad input never leaves a RUNNING run.
 
-use crate::helpers::{diagraph_bin as bin, isolate, repo};
+use crate::helpers::{diagraph_bin as bin, repo};
+use crate::sandbox::{Sandbox, assert_one_line_error, json_of, stderr};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-pub(crate) struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    pub(crate) fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn db_url(&self) -> String {
-        format!("sqlite:{}", self.dir.path().join("d.db").display())
-    }
-
-    pub(crate) fn cmd(&self) -> Command {
-        let mut cmd = bin();
-        isolate(&mut cmd, self.dir.path());
-        cmd.arg("--database-url").arg(self.db_url());
-        cmd
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-}
-
-pub(crate) fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-pub(crate) fn assert_one_line_error(o: &Output, needle: &str) {
-    assert!(!o.status.success(), "expected failure, got {:?}", o.status);
-    let err = stderr(o);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one error line, got: {err}");
-    assert!(
-        lines[0].to_lowercase().contains(&needle.to_lowercase()),
-        "error {:?} should mention {needle:?}",
-        lines[0]
-    );
-    assert!(!err.contains("panicked"), "{err}");
-}
 
 #[test]
 fn ask_json_prints_the_design_object() {
@@ -91,14 +46,7 @@ fn ask_json_prints_the_design_object() {
 #[test]
 fn a_rejected_answer_and_why_show_in_trace_and_the_runs_list_has_tokens_and_cost() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
-        .arg("ask")
-        .arg("--scenario")
-        .arg(repo("fixtures/scenarios/02_planner_invalid_then_ok.toml"))
-        .arg("--json")
-        .output()
-        .unwrap();
+    let out = sb.ask_scenario("02_planner_invalid_then_ok.toml", &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let run_id = serde_json::from_slice::<Value>(&out.stdout).unwrap()["run_id"].to_string();
     let json = sb
@@ -159,14 +107,7 @@ fn session_continues_across_asks() {
 #[test]
 fn scenario_runs_follow_their_expected_route() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
-        .arg("ask")
-        .arg("--scenario")
-        .arg(repo("fixtures/scenarios/01_pass.toml"))
-        .arg("--json")
-        .output()
-        .unwrap();
+    let out = sb.ask_scenario("01_pass.toml", &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["orchestration_trace"]["final_node"], "composer");
@@ -374,10 +315,7 @@ fn an_unknown_theme_lists_the_available_ones_and_exits_2() {
 
 #[test]
 fn a_bad_key_override_says_why_once_and_exits_2() {
-    let sb = Sandbox::new();
-    let cfg = sb.path("config/diagraph");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "[keys]\nquit = \"hyper-q\"\n").unwrap();
+    let sb = Sandbox::with_config("[keys]\nquit = \"hyper-q\"\n");
     let out = sb.cmd().output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_one_line_error(&out, "action quit: unknown key \"hyper-q\"");
@@ -394,22 +332,9 @@ fn a_bad_key_override_says_why_once_and_exits_2() {
 #[test]
 fn ask_exit_codes_follow_how_the_run_ended() {
     let sb = Sandbox::new();
-    let ok = sb
-        .cmd()
-        .arg("ask")
-        .arg("--scenario")
-        .arg(repo("fixtures/scenarios/01_pass.toml"))
-        .output()
-        .unwrap();
+    let ok = sb.ask_scenario("01_pass.toml", &[]);
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
-    let degraded = sb
-        .cmd()
-        .arg("ask")
-        .arg("--scenario")
-        .arg(repo("fixtures/scenarios/06_executor_invalid_output.toml"))
-        .arg("--json")
-        .output()
-        .unwrap();
+    let degraded = sb.ask_scenario("06_executor_invalid_output.toml", &["--json"]);
     assert_eq!(degraded.status.code(), Some(3), "{}", stderr(&degraded));
     let v: Value = serde_json::from_slice(&degraded.stdout).unwrap();
     assert_eq!(v["degraded"], true);
@@ -480,11 +405,6 @@ fn log_files_serve_query_logs_and_no_demo_pack_serves_the_rest() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert_one_line_error(&bad, "unclosed '['");
-}
-
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 #[test]
@@ -575,13 +495,7 @@ fn rerun_reproduces_a_stored_run_links_it_and_a_stricter_rules_file_flips_it() {
 #[test]
 fn rerun_of_a_scripted_failing_run_keeps_its_route_and_exit_code() {
     let sb = Sandbox::new();
-    let scenario = repo("fixtures/scenarios/11_gatekeeper_fabricated_id.toml");
-    let ask = sb
-        .cmd()
-        .args(["ask", "--json", "--scenario"])
-        .arg(&scenario)
-        .output()
-        .unwrap();
+    let ask = sb.ask_scenario("11_gatekeeper_fabricated_id.toml", &["--json"]);
     assert_eq!(ask.status.code(), Some(3), "{}", stderr(&ask));
     let a = json_of(&ask);
     let id = a["run_id"].as_i64().unwrap().to_string();

@@ -8,13 +8,15 @@
 //! and the OpenTelemetry export (`otlp`).
 //!
 //! Shared helpers live in `tests/helpers`; `openai_mock`, `fake_llm`,
-//! `prometheus_server` and `server_support` are this crate's own, and
+//! `prometheus_server`, `server_support`, `sandbox` (the binary in a
+//! private directory) and `broken_server` are this crate's own, and
 //! `mysql_db` is the store suite's fresh-database helper.
 
 // A test (or a helper of one) fails by unwrapping or panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod aimock;
+mod broken_server;
 mod es_fake;
 mod fake_llm;
 mod fault_proxy;
@@ -26,12 +28,14 @@ mod mcp_support;
 mod mysql_db;
 mod openai_mock;
 mod prometheus_server;
+mod sandbox;
 mod server_support;
 
 mod cli;
 mod config;
 mod es_backend;
 mod faults;
+mod faults_storage;
 mod llm_quirks;
 mod loki_backend;
 mod mcp_client;

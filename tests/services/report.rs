@@ -2,18 +2,12 @@
 //! compare` on runs the binary stored: what each format must hold, the
 //! compare JSON's shape (DESIGN.md §8), and one-line errors.
 
-use crate::cli::{Sandbox, assert_one_line_error, stderr};
-use crate::helpers::repo;
+use crate::sandbox::{Sandbox, assert_one_line_error, stderr};
 use serde_json::Value;
 
 /// Runs a shipped scenario and returns its run id.
 fn run_scenario(sb: &Sandbox, file: &str) -> i64 {
-    let out = sb
-        .cmd()
-        .args(["ask", "--json", "--scenario"])
-        .arg(repo(&format!("fixtures/scenarios/{file}")))
-        .output()
-        .unwrap();
+    let out = sb.ask_scenario(file, &["--json"]);
     let v: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     v["run_id"].as_i64().unwrap()
