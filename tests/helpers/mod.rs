@@ -1,6 +1,7 @@
 //! Helpers shared by every test crate, defined once: where the shipped
-//! fixtures live, the one test engine, the one tool-invocation builder, a
-//! free port, and the one rule for tests that need something from outside.
+//! fixtures live, the one test engine, the offline model's run over the
+//! shop pack, the one tool-invocation builder, a free port, and the one
+//! rule for tests that need something from outside.
 //!
 //! Each crate (`tests/<name>/main.rs`) includes this file with
 //! `#[path = "../helpers/mod.rs"] mod helpers;`, and so do the benchmarks
@@ -11,11 +12,12 @@
 
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig};
+use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome, RunRequest};
+use diagraph::model::offline::OfflineModel;
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
-use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::{Pack, pack_tools};
+use diagraph::tools::{Tool, ToolRegistry};
 use diagraph::vocab::catalog::Catalog;
 use diagraph::vocab::record::Recorder;
 use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
@@ -75,6 +77,46 @@ pub fn base_engine(recorder: Arc<dyn Recorder>) -> Engine {
     }
 }
 
+/// The offline model's run of `question` over the shipped pack's tools,
+/// with `logs` (when given) serving `query_logs` in the pack's place; the
+/// recorder holds what the run called.
+pub async fn offline_shop_run(
+    question: &str,
+    logs: Option<Arc<dyn Tool>>,
+) -> (RunOutcome, Arc<MemoryRecorder>) {
+    let pack = shop_pack();
+    let mut tools = pack_registry(&pack);
+    if let Some(l) = logs {
+        tools.register(l);
+    }
+    let recorder = Arc::new(MemoryRecorder::new());
+    let engine = Engine {
+        model: Arc::new(OfflineModel::new()),
+        tools: Arc::new(tools),
+        catalog: Arc::new(pack.catalog()),
+        ..base_engine(recorder.clone())
+    };
+    (
+        engine.run(RunRequest::new(question)).await.unwrap(),
+        recorder,
+    )
+}
+
+/// The offline model found a likely cause from the pack, and the same one
+/// with the same verdict from `other`, whose logs `backend` served.
+pub fn assert_same_cause(from_pack: &RunOutcome, other: &RunOutcome, backend: &str) {
+    let cause = |a: &str| {
+        a.lines()
+            .find(|l| l.contains("Likely cause"))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let (a, b) = (&from_pack.end.answer, &other.end.answer);
+    assert!(!cause(a).is_empty(), "{a}");
+    assert_eq!(cause(a), cause(b), "pack:\n{a}\n\n{backend}:\n{b}");
+    assert_eq!(from_pack.end.effective_verdict, other.end.effective_verdict);
+}
+
 /// A ref of a tool result: its JSON path and the text a binding may cite.
 pub fn evidence(raw_path: &str, text: &str) -> EvidenceRef {
     EvidenceRef {
@@ -108,6 +150,27 @@ pub fn invocation(
         success: status != EvidenceStatus::Failed,
         ..ToolInvocation::placeholder(run_id, seq)
     }
+}
+
+/// The URL of `router` served on a free port of 127.0.0.1.
+pub async fn serve_http(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.ok() });
+    format!("http://{addr}")
+}
+
+/// The URL of a server that accepts connections and never answers.
+pub async fn silent_http_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            held.push(s);
+        }
+    });
+    format!("http://{addr}")
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (another process can

@@ -4,11 +4,9 @@
 //! not logs; and the offline model diagnosing the shop incident from the
 //! same logs as files, with the findings it makes from the pack.
 
-use crate::helpers::{base_engine, pack_registry, shop_pack, shop_pack_dir};
+use crate::helpers::{assert_same_cause, offline_shop_run, shop_pack_dir};
 use crate::realdata::realdata;
 use diagraph::config::LogFilesConfig;
-use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
-use diagraph::model::offline::OfflineModel;
 use diagraph::tools::files::FileLogs;
 use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::run::FailureClass;
@@ -344,19 +342,8 @@ fn shop_as_journal(dir: &Path) {
 async fn the_offline_model_finds_the_same_cause_from_a_journal_as_from_the_pack() {
     let question = "why is order-service timing out?";
     let run = |logs: Option<FileLogs>| async move {
-        let pack = shop_pack();
-        let mut tools = pack_registry(&pack);
-        if let Some(l) = logs {
-            tools.register(Arc::new(l));
-        }
-        let recorder = Arc::new(MemoryRecorder::new());
-        let engine = Engine {
-            model: Arc::new(OfflineModel::new()),
-            tools: Arc::new(tools),
-            catalog: Arc::new(pack.catalog()),
-            ..base_engine(recorder.clone())
-        };
-        let out = engine.run(RunRequest::new(question)).await.unwrap();
+        let logs = logs.map(|l| Arc::new(l) as Arc<dyn Tool>);
+        let (out, recorder) = offline_shop_run(question, logs).await;
         let logs_backend = recorder
             .snapshot()
             .invocations
@@ -372,18 +359,7 @@ async fn the_offline_model_finds_the_same_cause_from_a_journal_as_from_the_pack(
         run(Some(files(&d.path().join("*.json").display().to_string()))).await;
     assert!(pack_backend.unwrap().starts_with("pack:"));
     assert!(files_backend.unwrap().starts_with("files:"));
-    let cause = |a: &str| {
-        a.lines()
-            .find(|l| l.contains("Likely cause"))
-            .map(str::to_string)
-            .unwrap_or_default()
-    };
-    let (a, b) = (&from_pack.end.answer, &from_files.end.answer);
-    assert!(!cause(a).is_empty(), "{a}");
-    assert_eq!(cause(a), cause(b), "pack:\n{a}\n\nfiles:\n{b}");
-    assert_eq!(
-        from_pack.end.effective_verdict,
-        from_files.end.effective_verdict
-    );
+    assert_same_cause(&from_pack, &from_files, "files");
+    let b = &from_files.end.answer;
     assert!(!from_files.end.degraded, "{b}");
 }

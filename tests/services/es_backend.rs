@@ -9,15 +9,17 @@
 //! makes from the pack.
 
 use crate::es_fake::{Es, Flavor, error_body};
-use crate::helpers::{base_engine, free_port, pack_registry, shop_pack, shop_pack_dir};
+use crate::helpers::{
+    assert_same_cause, free_port, offline_shop_run, serve_http, shop_pack_dir, silent_http_server,
+};
+use crate::logs_support::{call, window, with};
 use diagraph::config::{Config, ConfigFlags, ElasticsearchConfig, LogsBackend};
-use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
-use diagraph::model::offline::OfflineModel;
+use diagraph::tools::Tool;
+use diagraph::tools::ToolError;
 use diagraph::tools::elasticsearch::ElasticsearchLogs;
-use diagraph::tools::{Tool, ToolError, ToolOutput};
 use diagraph::vocab::run::FailureClass;
 use diagraph::vocab::tool::EvidenceStatus;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,22 +30,6 @@ fn es(url: &str, f: impl FnOnce(&mut ElasticsearchConfig)) -> ElasticsearchLogs 
     };
     f(&mut c);
     ElasticsearchLogs::new(&c, Duration::from_secs(3)).unwrap()
-}
-
-async fn call(t: &ElasticsearchLogs, args: Value) -> Result<ToolOutput, ToolError> {
-    let map: Map<String, Value> = serde_json::from_value(args).unwrap();
-    t.call(&map).await
-}
-
-fn window() -> Value {
-    json!({"since": "2026-07-08T22:00:00Z", "until": "2026-07-08T23:59:00Z"})
-}
-
-fn with(mut a: Value, extra: Value) -> Value {
-    for (k, v) in extra.as_object().unwrap() {
-        a[k] = v.clone();
-    }
-    a
 }
 
 /// 2026-07-08T22:40:00Z plus `s` seconds, as Elasticsearch stores it.
@@ -369,17 +355,10 @@ async fn every_failure_is_a_failed_call_with_its_reason() {
         "{err}"
     );
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((s, _)) = listener.accept().await {
-            held.push(s);
-        }
-    });
+    let silent = silent_http_server().await;
     let slow = ElasticsearchLogs::new(
         &ElasticsearchConfig {
-            url: Some(format!("http://{addr}")),
+            url: Some(silent),
             ..ElasticsearchConfig::default()
         },
         Duration::from_millis(300),
@@ -417,12 +396,8 @@ async fn every_failure_is_a_failed_call_with_its_reason() {
         ),
     ] {
         let app = axum::Router::new().fallback(move || async move { answer });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.ok() });
-        let err = call(&es(&format!("http://{addr}"), |_| {}), window())
-            .await
-            .unwrap_err();
+        let server = serve_http(app).await;
+        let err = call(&es(&server, |_| {}), window()).await.unwrap_err();
         assert_eq!(err.class(), FailureClass::BadResponse, "{err}");
         assert!(err.to_string().contains(says), "{err}");
     }
@@ -469,12 +444,8 @@ async fn a_count_or_search_the_server_cut_short_is_partial_and_says_so() {
         axum::Json(json!({"timed_out": false, "hits": {"hits": [
             {"_index": "logs-a", "_source": {"@timestamp": "2026-07-08T22:40:01Z", "message": "ERROR boom"}}]}}))
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.ok() });
-    let out = call(&es(&format!("http://{addr}"), |_| {}), window())
-        .await
-        .unwrap();
+    let server = serve_http(app).await;
+    let out = call(&es(&server, |_| {}), window()).await.unwrap();
     assert_eq!(out.body["total"], 1);
     assert_eq!(out.body["logs"][0]["level"], "ERROR");
     assert_eq!(
@@ -587,35 +558,9 @@ async fn the_offline_model_finds_the_same_cause_from_elasticsearch_as_from_the_p
     // The shop incident is in the past: a window wide enough to hold it.
     let t = es(&url, |c| c.default_window_hours = 24 * 365 * 5);
     let question = "why is order-service timing out?";
-    let run = |logs: Option<ElasticsearchLogs>| async move {
-        let pack = shop_pack();
-        let mut tools = pack_registry(&pack);
-        if let Some(l) = logs {
-            tools.register(Arc::new(l));
-        }
-        let engine = Engine {
-            model: Arc::new(OfflineModel::new()),
-            tools: Arc::new(tools),
-            catalog: Arc::new(pack.catalog()),
-            ..base_engine(Arc::new(MemoryRecorder::new()))
-        };
-        engine.run(RunRequest::new(question)).await.unwrap()
-    };
-    let from_pack = run(None).await;
-    let from_es = run(Some(t)).await;
-    let cause = |a: &str| {
-        a.lines()
-            .find(|l| l.contains("Likely cause"))
-            .map(str::to_string)
-            .unwrap_or_default()
-    };
-    let (a, b) = (&from_pack.end.answer, &from_es.end.answer);
-    assert!(!cause(a).is_empty(), "{a}");
-    assert_eq!(cause(a), cause(b), "pack:\n{a}\n\nelasticsearch:\n{b}");
-    assert_eq!(
-        from_pack.end.effective_verdict,
-        from_es.end.effective_verdict
-    );
+    let (from_pack, _) = offline_shop_run(question, None).await;
+    let (from_es, _) = offline_shop_run(question, Some(Arc::new(t))).await;
+    assert_same_cause(&from_pack, &from_es, "elasticsearch");
     assert!(
         fake.requests()
             .iter()

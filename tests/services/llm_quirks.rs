@@ -45,7 +45,9 @@ pub(crate) fn ask(user: &str) -> ChatRequest {
     }
 }
 
-fn engine_on(cfg: OpenAiConfig) -> (Engine, Arc<MemoryRecorder>) {
+/// An engine on `cfg` over the shop tools, recording in memory (also the
+/// streaming tests').
+pub(crate) fn engine_on(cfg: OpenAiConfig) -> (Engine, Arc<MemoryRecorder>) {
     let (registry, services) = shop();
     let recorder = Arc::new(MemoryRecorder::new());
     let engine = Engine {
@@ -61,12 +63,25 @@ fn role(name: &str) -> Value {
     json!({"systemMessage": format!("# Role: {name}")})
 }
 
-const PLAN: &str = r#"{"selected_skill": null, "selection_reason": "no skill needed",
+pub(crate) const PLAN: &str = r#"{"selected_skill": null, "selection_reason": "no skill needed",
   "plan": ["Check the alerts of payment-service"], "reasoning": "alerts first",
   "queries": [{"tool": "query_metrics", "arguments": {"service": "payment-service"}, "purpose": "alerts"}]}"#;
 
-const NO_CLAIMS: &str = r#"{"answer_version": "executor_evidence_v2", "claims": [],
+pub(crate) const NO_CLAIMS: &str = r#"{"answer_version": "executor_evidence_v2", "claims": [],
   "hypotheses": [], "recommended_actions": [], "missing_info": ["nothing bound yet"]}"#;
+
+/// Aimock answering "qwen3" behind the fault proxy as DashScope's qwen3
+/// with thinking on: non-streaming calls must set `enable_thinking` to
+/// false. None when aimock cannot run here.
+pub(crate) async fn qwen3_behind_proxy(test: &str) -> Option<(Aimock, FaultProxy)> {
+    let mock = Aimock::start(
+        test,
+        json!([on_user("qwen3", json!({"content": "{\"ok\": true}"}))]),
+    )?;
+    let quirk = Quirk::RequireUnlessStreaming("enable_thinking", json!(false));
+    let proxy = FaultProxy::start(&mock.base_url(), vec![quirk]).await;
+    Some((mock, proxy))
+}
 
 #[tokio::test]
 async fn temperature_is_omitted_unless_set_so_reasoning_models_answer() {
@@ -102,14 +117,11 @@ async fn temperature_is_omitted_unless_set_so_reasoning_models_answer() {
 
 #[tokio::test]
 async fn extra_body_carries_the_field_a_server_requires() {
-    let Some(mock) = Aimock::start(
-        "extra_body_carries_the_field_a_server_requires",
-        json!([on_user("qwen3", json!({"content": "{\"ok\": true}"}))]),
-    ) else {
+    let Some((mock, proxy)) =
+        qwen3_behind_proxy("extra_body_carries_the_field_a_server_requires").await
+    else {
         return;
     };
-    let quirk = Quirk::RequireUnlessStreaming("enable_thinking", json!(false));
-    let proxy = FaultProxy::start(&mock.base_url(), vec![quirk]).await;
     let e = OpenAiModel::new(config(&proxy.base_url, "qwen3-32b"))
         .unwrap()
         .chat(&ask("qwen3"))

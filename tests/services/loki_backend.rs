@@ -5,16 +5,17 @@
 //! reason, and the offline model diagnosing the shop incident from Loki
 //! with the findings it makes from the pack.
 
-use crate::helpers::{base_engine, free_port, pack_registry, shop_pack, shop_pack_dir};
+use crate::helpers::{
+    assert_same_cause, free_port, offline_shop_run, serve_http, shop_pack_dir, silent_http_server,
+};
+use crate::logs_support::{call, window, with};
 use crate::loki_fake::{Loki, parse_log_query};
 use diagraph::config::LokiConfig;
-use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
-use diagraph::model::offline::OfflineModel;
 use diagraph::tools::loki::LokiLogs;
-use diagraph::tools::{Tool, ToolError, ToolOutput};
+use diagraph::tools::{Tool, ToolError};
 use diagraph::vocab::run::FailureClass;
 use diagraph::vocab::tool::EvidenceStatus;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,22 +30,6 @@ fn loki(url: &str, f: impl FnOnce(&mut LokiConfig)) -> LokiLogs {
     };
     f(&mut c);
     LokiLogs::new(&c, Duration::from_secs(3)).unwrap()
-}
-
-async fn call(t: &LokiLogs, args: Value) -> Result<ToolOutput, ToolError> {
-    let map: Map<String, Value> = serde_json::from_value(args).unwrap();
-    t.call(&map).await
-}
-
-fn window() -> Value {
-    json!({"since": "2026-07-08T22:00:00Z", "until": "2026-07-08T23:59:00Z"})
-}
-
-fn with(mut a: Value, extra: Value) -> Value {
-    for (k, v) in extra.as_object().unwrap() {
-        a[k] = v.clone();
-    }
-    a
 }
 
 #[tokio::test]
@@ -263,17 +248,10 @@ async fn every_failure_is_a_failed_call_with_its_reason() {
         "{err}"
     );
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((s, _)) = listener.accept().await {
-            held.push(s);
-        }
-    });
+    let silent = silent_http_server().await;
     let slow = LokiLogs::new(
         &LokiConfig {
-            url: Some(format!("http://{addr}")),
+            url: Some(silent),
             ..LokiConfig::default()
         },
         Duration::from_millis(300),
@@ -283,12 +261,8 @@ async fn every_failure_is_a_failed_call_with_its_reason() {
     assert_eq!(err, ToolError::Timeout(300));
 
     let garbage = axum::Router::new().fallback(|| async { "<html>proxy error</html>" });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, garbage).await.ok() });
-    let err = call(&loki(&format!("http://{addr}"), |_| {}), window())
-        .await
-        .unwrap_err();
+    let server = serve_http(garbage).await;
+    let err = call(&loki(&server, |_| {}), window()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::BadResponse);
     assert!(
         err.to_string()
@@ -317,35 +291,9 @@ async fn the_offline_model_finds_the_same_cause_from_loki_as_from_the_pack() {
     // The shop incident is in the past: a window wide enough to hold it.
     let t = loki(&url, |c| c.default_window_hours = 24 * 365 * 5);
     let question = "why is order-service timing out?";
-    let run = |logs: Option<LokiLogs>| async move {
-        let pack = shop_pack();
-        let mut tools = pack_registry(&pack);
-        if let Some(l) = logs {
-            tools.register(Arc::new(l));
-        }
-        let engine = Engine {
-            model: Arc::new(OfflineModel::new()),
-            tools: Arc::new(tools),
-            catalog: Arc::new(pack.catalog()),
-            ..base_engine(Arc::new(MemoryRecorder::new()))
-        };
-        engine.run(RunRequest::new(question)).await.unwrap()
-    };
-    let from_pack = run(None).await;
-    let from_loki = run(Some(t)).await;
-    let cause = |a: &str| {
-        a.lines()
-            .find(|l| l.contains("Likely cause"))
-            .map(str::to_string)
-            .unwrap_or_default()
-    };
-    let (a, b) = (&from_pack.end.answer, &from_loki.end.answer);
-    assert!(!cause(a).is_empty(), "{a}");
-    assert_eq!(cause(a), cause(b), "pack:\n{a}\n\nloki:\n{b}");
-    assert_eq!(
-        from_pack.end.effective_verdict,
-        from_loki.end.effective_verdict
-    );
+    let (from_pack, _) = offline_shop_run(question, None).await;
+    let (from_loki, _) = offline_shop_run(question, Some(Arc::new(t))).await;
+    assert_same_cause(&from_pack, &from_loki, "loki");
     assert!(fake.queries().iter().any(|q| {
         q.get("query")
             .is_some_and(|s| s.contains("order\\\\-service"))

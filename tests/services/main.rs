@@ -22,6 +22,7 @@ mod fake_llm;
 mod fault_proxy;
 #[path = "../helpers/mod.rs"]
 mod helpers;
+mod logs_support;
 mod loki_fake;
 mod mcp_support;
 #[path = "../store/mysql_db.rs"]

@@ -5,9 +5,8 @@
 //! (ended cleanly without `[DONE]`, a chunk that is not JSON, an error
 //! chunk mid-stream).
 
-use crate::aimock::{Aimock, on_user};
-use crate::fault_proxy::{FaultProxy, Quirk};
-use crate::llm_quirks::{ask, config};
+use crate::aimock::Aimock;
+use crate::llm_quirks::{NO_CLAIMS, PLAN, ask, config, engine_on, qwen3_behind_proxy};
 use diagraph::model::openai::{OpenAiConfig, OpenAiModel};
 use diagraph::model::{ChatModel, DeltaPart, ModelErrorKind};
 use diagraph::vocab::events::ModelDelta;
@@ -155,15 +154,12 @@ async fn a_stream_cut_mid_way_is_a_retryable_failure_not_a_partial_answer() {
 
 #[tokio::test]
 async fn a_server_that_serves_only_streams_answers_when_streaming_is_on() {
-    let Some(mock) = Aimock::start(
-        "a_server_that_serves_only_streams_answers_when_streaming_is_on",
-        json!([on_user("qwen3", json!({"content": "{\"ok\": true}"}))]),
-    ) else {
+    // DashScope's qwen3 with thinking on: non-streaming calls are refused.
+    let Some((_mock, proxy)) =
+        qwen3_behind_proxy("a_server_that_serves_only_streams_answers_when_streaming_is_on").await
+    else {
         return;
     };
-    // DashScope's qwen3 with thinking on: non-streaming calls are refused.
-    let quirk = Quirk::RequireUnlessStreaming("enable_thinking", json!(false));
-    let proxy = FaultProxy::start(&mock.base_url(), vec![quirk]).await;
     let mut off = streaming(&proxy.base_url, "qwen3-235b-a22b");
     off.streaming = false;
     let e = OpenAiModel::new(off)
@@ -243,33 +239,6 @@ async fn malformed_and_unfinished_streams_are_classified_errors() {
         .unwrap();
     assert_eq!(r.content.as_deref(), Some("{}"));
     task.abort();
-}
-
-const PLAN: &str = r#"{"selected_skill": null, "selection_reason": "no skill needed",
-  "plan": ["Check the alerts of payment-service"], "reasoning": "alerts first",
-  "queries": [{"tool": "query_metrics", "arguments": {"service": "payment-service"}, "purpose": "alerts"}]}"#;
-
-const NO_CLAIMS: &str = r#"{"answer_version": "executor_evidence_v2", "claims": [],
-  "hypotheses": [], "recommended_actions": [], "missing_info": ["nothing bound yet"]}"#;
-
-/// An engine on `cfg` over the shop tools, recording in memory.
-fn engine_on(
-    cfg: OpenAiConfig,
-) -> (
-    diagraph::engine::Engine,
-    std::sync::Arc<diagraph::engine::MemoryRecorder>,
-) {
-    use diagraph::vocab::catalog::Catalog;
-    use std::sync::Arc;
-    let (registry, services) = crate::fake_llm::shop();
-    let recorder = Arc::new(diagraph::engine::MemoryRecorder::new());
-    let engine = diagraph::engine::Engine {
-        model: Arc::new(OpenAiModel::new(cfg).unwrap()),
-        tools: Arc::new(registry),
-        catalog: Arc::new(Catalog::new(vec![], vec![], services)),
-        ..crate::helpers::base_engine(recorder.clone())
-    };
-    (engine, recorder)
 }
 
 fn executor_fixtures() -> Vec<serde_json::Value> {

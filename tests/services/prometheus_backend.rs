@@ -2,49 +2,19 @@
 //! and service filters, instant values, bad PromQL), and failure modes
 //! through small fakes (refused connection, non-success status, timeout).
 
-use crate::helpers::{free_port, invocation};
-use crate::prometheus_server::PromServer;
+use crate::helpers::{free_port, serve_http};
+use crate::prometheus_server::{PromServer, args, as_invocation, tool};
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
-use diagraph::tools::{Tool, ToolError, ToolOutput};
+use diagraph::tools::{Tool, ToolError};
 use diagraph::vocab::contracts::parse_executor_evidence;
 use diagraph::vocab::run::FailureClass;
-use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
-use serde_json::{Map, Value, json};
+use diagraph::vocab::tool::EvidenceStatus;
+use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn args(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap()
-}
-
-/// The invocation the engine would record for this output.
-fn as_invocation(id: i64, out: &ToolOutput) -> ToolInvocation {
-    ToolInvocation {
-        id,
-        step_id: Some(1),
-        output_preview: out.body.to_string(),
-        output_length: out.body.to_string().len(),
-        success: true,
-        ..invocation(
-            1,
-            1,
-            "query_metrics",
-            out.evidence_status,
-            out.evidence_refs.clone(),
-        )
-    }
-}
-
-fn tool(url: &str) -> PrometheusMetrics {
-    PrometheusMetrics::new(PrometheusConfig {
-        timeout: Duration::from_secs(5),
-        ..PrometheusConfig::new(url)
-    })
-    .unwrap()
-}
 
 #[tokio::test]
 async fn against_a_real_prometheus() {
@@ -227,18 +197,9 @@ async fn connection_refused_is_a_clear_failure() {
     assert_eq!(err.class(), FailureClass::Connection);
 }
 
-async fn fake(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}")
-}
-
 #[tokio::test]
 async fn a_non_success_status_is_a_failure_naming_it() {
-    let url = fake(Router::new().route(
+    let url = serve_http(Router::new().route(
         "/api/v1/alerts",
         get(|| async {
             (
@@ -261,7 +222,7 @@ async fn a_non_success_status_is_a_failure_naming_it() {
 
 #[tokio::test]
 async fn an_error_envelope_and_a_non_json_body_are_failures() {
-    let url = fake(Router::new().route(
+    let url = serve_http(Router::new().route(
         "/api/v1/alerts",
         get(|| async {
             (
@@ -282,7 +243,8 @@ async fn an_error_envelope_and_a_non_json_body_are_failures() {
     );
 
     let url =
-        fake(Router::new().route("/api/v1/alerts", get(|| async { "<html>login</html>" }))).await;
+        serve_http(Router::new().route("/api/v1/alerts", get(|| async { "<html>login</html>" })))
+            .await;
     let msg = tool(&url)
         .call(&args(json!({})))
         .await
@@ -293,7 +255,7 @@ async fn an_error_envelope_and_a_non_json_body_are_failures() {
 
 #[tokio::test]
 async fn a_slow_prometheus_times_out() {
-    let url = fake(Router::new().route(
+    let url = serve_http(Router::new().route(
         "/api/v1/alerts",
         get(|| async {
             tokio::time::sleep(Duration::from_secs(3)).await;
@@ -327,7 +289,7 @@ async fn recorded_prometheus_answers_parse() {
          "state": "firing", "activeAt": "2026-11-29T18:13:22.124339672Z", "value": "0e+00"}
     ]}})
     .to_string();
-    let url = fake(
+    let url = serve_http(
         Router::new()
             .route(
                 "/api/v1/alerts",
@@ -398,7 +360,7 @@ async fn an_alert_storm_is_capped_and_says_so() {
         })
         .collect();
     let body = json!({"status": "success", "data": {"alerts": alerts}}).to_string();
-    let url = fake(Router::new().route(
+    let url = serve_http(Router::new().route(
         "/api/v1/alerts",
         get(move || {
             let body = body.clone();

@@ -5,8 +5,8 @@
 //! a raw_path outside the arrays a tool declares is rejected; the alerts
 //! and the values each survive the other's failure.
 
-use crate::helpers::{base_engine, invocation, pack_registry, shop_pack, shop_pack_dir};
-use crate::prometheus_server::PromServer;
+use crate::helpers::{base_engine, pack_registry, serve_http, shop_pack, shop_pack_dir};
+use crate::prometheus_server::{PromServer, args, as_invocation, tool};
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -14,47 +14,17 @@ use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check_with_tools};
 use diagraph::engine::{Engine, MemoryRecorder};
 use diagraph::model::offline::OfflineModel;
 use diagraph::scenario::Scenario;
-use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
-use diagraph::tools::{Tool, ToolError, ToolOutput, ToolRegistry};
+use diagraph::tools::{Tool, ToolError, ToolRegistry};
 use diagraph::vocab::contracts::{Verdict, parse_executor_evidence};
 use diagraph::vocab::events::EventKind;
 use diagraph::vocab::run::FailureClass;
-use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
-use serde_json::{Map, Value, json};
+use diagraph::vocab::tool::EvidenceStatus;
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 const P99: &str = r#"service:http_request_duration_seconds:p99{service="payment-service"}"#;
-
-fn args(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap()
-}
-
-fn tool(url: &str) -> PrometheusMetrics {
-    PrometheusMetrics::new(PrometheusConfig {
-        timeout: Duration::from_secs(5),
-        ..PrometheusConfig::new(url)
-    })
-    .unwrap()
-}
-
-fn as_invocation(id: i64, out: &ToolOutput) -> ToolInvocation {
-    ToolInvocation {
-        id,
-        step_id: Some(1),
-        output_preview: out.body.to_string(),
-        output_length: out.body.to_string().len(),
-        success: true,
-        ..invocation(
-            1,
-            1,
-            "query_metrics",
-            out.evidence_status,
-            out.evidence_refs.clone(),
-        )
-    }
-}
 
 fn claim(raw_path: &str, excerpt: &str) -> diagraph::vocab::contracts::ExecutorEvidence {
     parse_executor_evidence(
@@ -311,18 +281,11 @@ async fn a_scripted_run_binds_a_claim_to_a_series_and_a_fabricated_number_fails(
     assert_ne!(outcome.end.effective_verdict, Some(Verdict::Pass));
 }
 
-async fn fake(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.ok() });
-    format!("http://{addr}")
-}
-
 #[tokio::test]
 async fn the_alerts_and_the_values_each_survive_the_others_failure() {
     // A Prometheus-compatible store without an alerts API (VictoriaMetrics
     // single-node answers it only through vmalert): the values still answer.
-    let url = fake(
+    let url = serve_http(
         Router::new()
             .route(
                 "/api/v1/alerts",
@@ -367,7 +330,7 @@ async fn the_alerts_and_the_values_each_survive_the_others_failure() {
     );
 
     // A malformed values answer fails the values only.
-    let url = fake(
+    let url = serve_http(
         Router::new()
             .route(
                 "/api/v1/alerts",

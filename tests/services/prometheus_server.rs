@@ -7,8 +7,15 @@
 //! Without the binary the tests that need it are skipped with a note,
 //! except under CI, where a missing binary is a failure
 //! (`helpers::skip_or_fail`).
+//!
+//! Also what every Prometheus test shares: the tool on a URL, its
+//! arguments, and the invocation the engine records for an output.
 
-use crate::helpers::{free_port, skip_or_fail};
+use crate::helpers::{free_port, invocation, skip_or_fail};
+use diagraph::tools::ToolOutput;
+use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
+use diagraph::vocab::tool::ToolInvocation;
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -161,5 +168,37 @@ impl PromServer {
             self.url,
             self.log()
         ))
+    }
+}
+
+/// Tool arguments from a JSON object.
+pub fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+/// `query_metrics` over the Prometheus at `url`, with a 5 s timeout.
+pub fn tool(url: &str) -> PrometheusMetrics {
+    PrometheusMetrics::new(PrometheusConfig {
+        timeout: Duration::from_secs(5),
+        ..PrometheusConfig::new(url)
+    })
+    .unwrap()
+}
+
+/// The invocation the engine would record for this output.
+pub fn as_invocation(id: i64, out: &ToolOutput) -> ToolInvocation {
+    ToolInvocation {
+        id,
+        step_id: Some(1),
+        output_preview: out.body.to_string(),
+        output_length: out.body.to_string().len(),
+        success: true,
+        ..invocation(
+            1,
+            1,
+            "query_metrics",
+            out.evidence_status,
+            out.evidence_refs.clone(),
+        )
     }
 }

@@ -9,13 +9,14 @@
 //! Without the binary the test is skipped with a note, except under CI
 //! (`helpers::skip_or_fail`).
 
-use crate::helpers::{free_port, invocation, skip_or_fail};
+use crate::helpers::{free_port, skip_or_fail};
+use crate::prometheus_server::{args, as_invocation};
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check_with_tools};
 use diagraph::tools::prometheus::{PrometheusConfig, PrometheusMetrics};
 use diagraph::tools::{Tool, ToolRegistry};
 use diagraph::vocab::contracts::parse_executor_evidence;
-use diagraph::vocab::tool::{EvidenceStatus, ToolInvocation};
-use serde_json::{Map, Value, json};
+use diagraph::vocab::tool::EvidenceStatus;
+use serde_json::json;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -120,10 +121,6 @@ impl VmServer {
     }
 }
 
-fn args(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap()
-}
-
 #[tokio::test]
 async fn a_rising_p99_from_victoria_metrics_is_evidence() {
     let Some(vm) = VmServer::start().await else {
@@ -182,20 +179,7 @@ async fn a_rising_p99_from_victoria_metrics_is_evidence() {
         r.text
     );
 
-    let inv = ToolInvocation {
-        id: 7,
-        step_id: Some(1),
-        output_preview: out.body.to_string(),
-        output_length: out.body.to_string().len(),
-        success: true,
-        ..invocation(
-            1,
-            1,
-            "query_metrics",
-            out.evidence_status,
-            out.evidence_refs.clone(),
-        )
-    };
+    let inv = as_invocation(7, &out);
     let mut tools = ToolRegistry::new();
     tools.register(Arc::new(metrics));
     let verdict = |excerpt: &str| {

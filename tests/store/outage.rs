@@ -12,6 +12,7 @@
 //! and fail under `CI=true`.
 
 use crate::helpers::{base_engine, free_port, shop_pack, skip_or_fail};
+use crate::suite::bare_run;
 use diagraph::store::{ProcessOwner, Store};
 use diagraph::vocab::events::{EngineEvent, EventKind};
 use diagraph::vocab::graph::NodeId;
@@ -254,27 +255,15 @@ async fn server_killed_mid_run() {
     };
     let orphan_store = Store::connect_as(&url, doomed_owner).await.unwrap();
     let orphan = orphan_store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "orphaned by the crash".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
+        .start_run(&bare_run("orphaned by the crash"))
         .await
         .unwrap();
 
     let handle = store
         .start_run(&RunStart {
             session_id: Some("outage-session".into()),
-            question: "why is payment-service slow?".into(),
             model: "scripted".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
+            ..bare_run("why is payment-service slow?")
         })
         .await
         .unwrap();

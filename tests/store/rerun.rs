@@ -6,6 +6,7 @@
 //! cannot be replayed is refused and never left RUNNING.
 
 use crate::helpers::{base_engine, load_scenario, shop_pack};
+use crate::suite::bare_run;
 use async_trait::async_trait;
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::engine::rerun::{rerun_engine, rerun_request};
@@ -17,7 +18,7 @@ use diagraph::tools::ToolRegistry;
 use diagraph::vocab::agent::AgentRole;
 use diagraph::vocab::contracts::CheckedBinding;
 use diagraph::vocab::graph::NodeId;
-use diagraph::vocab::record::{Recorder, RunStart};
+use diagraph::vocab::record::Recorder;
 use diagraph::vocab::run::RunStatus;
 use diagraph::vocab::run_trace::RunTrace;
 use std::sync::{Arc, Mutex};
@@ -263,6 +264,15 @@ struct Noting {
     inner: OfflineModel,
 }
 
+impl Noting {
+    fn new() -> Arc<Noting> {
+        Arc::new(Noting {
+            roles: Mutex::new(vec![]),
+            inner: OfflineModel::new(),
+        })
+    }
+}
+
 #[async_trait]
 impl ChatModel for Noting {
     fn name(&self) -> String {
@@ -282,10 +292,7 @@ async fn from_composer_runs_the_composer_live_and_the_rest_from_the_recording() 
         .await
         .unwrap();
     let old = store.run_trace(first.run_id).await.unwrap();
-    let live = Arc::new(Noting {
-        roles: Mutex::new(vec![]),
-        inner: OfflineModel::new(),
-    });
+    let live = Noting::new();
     let base = Engine {
         model: live.clone(),
         ..empty_engine(&store)
@@ -301,10 +308,7 @@ async fn from_composer_runs_the_composer_live_and_the_rest_from_the_recording() 
     // came from the real tools.
     let mut no_results = old.clone();
     no_results.tool_invocations.clear();
-    let live = Arc::new(Noting {
-        roles: Mutex::new(vec![]),
-        inner: OfflineModel::new(),
-    });
+    let live = Noting::new();
     let on_pack = Engine {
         model: live.clone(),
         ..offline_engine(&store)
@@ -335,18 +339,7 @@ async fn a_run_that_cannot_be_replayed_is_refused_and_never_left_running() {
     // Unknown run.
     assert!(store.run_trace(999_999).await.is_err());
     // Still RUNNING.
-    let handle = store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "q".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
-        .await
-        .unwrap();
+    let handle = store.start_run(&bare_run("q")).await.unwrap();
     let running = store.run_trace(handle.run_id).await.unwrap();
     let err = rerun_engine(&empty_engine(&store), &running, None)
         .err()

@@ -216,20 +216,23 @@ pub async fn session_history_and_isolation(store: &Store) {
     );
 }
 
+/// A run of `question` on model "m", with no session, pack, scenario or
+/// sources: what the checks of the run table start.
+pub fn bare_run(question: &str) -> RunStart {
+    RunStart {
+        session_id: None,
+        question: question.into(),
+        model: "m".into(),
+        pack: None,
+        scenario: None,
+        sources: Default::default(),
+        rerun_of: None,
+    }
+}
+
 /// The foreign id exists even on an empty database, and is not this run's.
 pub async fn foreign_invocation_on_empty_store(store: &Store) {
-    let handle = store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "q".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
-        .await
-        .unwrap();
+    let handle = store.start_run(&bare_run("q")).await.unwrap();
     let foreign = store.foreign_invocation_id(handle.run_id).await.unwrap();
     assert!(foreign > 0);
     // The placeholder owner never shows up as a run.
@@ -244,18 +247,7 @@ pub async fn foreign_invocation_on_empty_store(store: &Store) {
 
 /// Re-recording the same (run_id, seq) returns the same id and adds no row.
 pub async fn rerecording_is_idempotent(store: &Store) {
-    let handle = store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "retry me".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
-        .await
-        .unwrap();
+    let handle = store.start_run(&bare_run("retry me")).await.unwrap();
     let step = AgentStep {
         id: 0,
         run_id: handle.run_id,
@@ -336,18 +328,7 @@ pub async fn rerecording_is_idempotent(store: &Store) {
 
 /// A failed run ends FAILED with its reason and its partial trace.
 pub async fn failed_run_keeps_partial_trace(store: &Store) {
-    let handle = store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "doomed".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
-        .await
-        .unwrap();
+    let handle = store.start_run(&bare_run("doomed")).await.unwrap();
     let entered = EngineEvent {
         run_id: handle.run_id,
         seq: 1,
@@ -607,28 +588,12 @@ pub async fn stale_runs_swept(url: &str) {
     };
     let ghost_store = Store::connect_as(url, dead).await.unwrap();
     let ghost = ghost_store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "left running by a crash".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
+        .start_run(&bare_run("left running by a crash"))
         .await
         .unwrap();
     let live_store = Store::connect(url).await.unwrap();
     let live = live_store
-        .start_run(&RunStart {
-            session_id: None,
-            question: "still running here".into(),
-            model: "m".into(),
-            pack: None,
-            scenario: None,
-            sources: Default::default(),
-            rerun_of: None,
-        })
+        .start_run(&bare_run("still running here"))
         .await
         .unwrap();
     // A second store of the same process must not sweep the live run.
