@@ -83,6 +83,11 @@ pub struct ModelConfig {
     /// usage comes from the final chunk. Some servers serve only this way
     /// (DashScope's qwen3 with thinking on).
     pub streaming: bool,
+    /// With `streaming`, ask for the token counts in a last chunk
+    /// (`stream_options.include_usage`). Off for gateways that reject
+    /// `stream_options`: it is not sent, and a stream's usage is then
+    /// unknown unless the server reports it anyway.
+    pub stream_usage: bool,
     /// Merged into every request body (e.g. `enable_thinking = false` for
     /// DashScope's qwen3); it cannot replace `model`, `messages`, `tools`
     /// or `tool_choice`.
@@ -120,6 +125,7 @@ impl Default for ModelConfig {
             max_tokens_field: MaxTokensField::MaxTokens,
             temperature: None,
             streaming: false,
+            stream_usage: true,
             extra_body: BTreeMap::new(),
             retry_after_cap_secs: DEFAULT_RETRY_AFTER_CAP_SECS,
             price_per_million: None,

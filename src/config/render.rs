@@ -187,6 +187,7 @@ fn render_model(
         None => "# temperature = (not set: not sent)\n".into(),
     });
     out.push_str(&format!("streaming = {}\n", m.streaming));
+    out.push_str(&format!("stream_usage = {}\n", m.stream_usage));
     out.push_str(&format!(
         "retry_after_cap_secs = {}\n",
         m.retry_after_cap_secs

@@ -640,3 +640,35 @@ fn a_malformed_mcp_server_is_an_error_that_names_it() {
         assert!(err.contains(want), "{text}: {err}");
     }
 }
+
+/// The config as `diagraph config` shows it, read back.
+fn shown(c: &Config) -> toml::Table {
+    toml::from_str(&c.render_masked_with(&env_of(&[]))).unwrap()
+}
+
+#[test]
+fn stream_usage_is_on_unless_the_file_turns_it_off() {
+    use diagraph::model::openai::OpenAiConfig;
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert!(c.model.stream_usage);
+    assert!(OpenAiConfig::from_config(&c).stream_usage);
+    assert_eq!(shown(&c)["model"]["stream_usage"].as_bool(), Some(true));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "[model]\nstreaming = true\nstream_usage = false\n\n\
+         [model.models.gateway]\nstreaming = true\n",
+    );
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert!(!c.model.stream_usage);
+    assert!(!OpenAiConfig::from_config(&c).stream_usage);
+    // A named model has the same defaults as [model], not its values.
+    assert!(c.model.models["gateway"].stream_usage);
+    let t = shown(&c);
+    assert_eq!(t["model"]["stream_usage"].as_bool(), Some(false));
+    assert_eq!(
+        t["model"]["models"]["gateway"]["stream_usage"].as_bool(),
+        Some(true)
+    );
+}

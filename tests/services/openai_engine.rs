@@ -239,3 +239,64 @@ async fn the_run_deadline_ends_a_slow_run_in_its_fallback() {
         "{errors:?}"
     );
 }
+
+/// A gateway that refuses `stream_options` (as some OpenAI-compatible
+/// proxies do): with `stream_usage = false` a streaming model's requests
+/// leave it out and the run passes; with the default every call is
+/// refused and the run degrades.
+#[tokio::test]
+async fn stream_usage_off_leaves_stream_options_out_for_gateways_that_refuse_it() {
+    use diagraph::config::ModelConfig;
+    use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
+    let llm = fake_llm("payment-service");
+    let gateway: crate::openai_mock::Responder = Arc::new(move |body: &Value| {
+        if body.get("stream_options").is_some() {
+            return Reply::error(
+                400,
+                "Unrecognized request argument supplied: stream_options",
+                "invalid_request_error",
+            );
+        }
+        llm(body)
+    });
+    for stream_usage in [false, true] {
+        let server = MockServer::start_with(vec![], gateway.clone()).await;
+        let section: ModelConfig = toml::from_str(&format!(
+            "provider = \"openai\"\nbase_url = {:?}\nmodel = \"fake-llm\"\n\
+             streaming = true\nstream_usage = {stream_usage}\n",
+            server.base_url
+        ))
+        .unwrap();
+        let model = OpenAiModel::new(OpenAiConfig {
+            api_key: Some(ApiKey::new(KEY)),
+            ..OpenAiConfig::from_config(&section)
+        })
+        .unwrap();
+        let (registry, services) = shop();
+        let (engine, _) = engine(model, registry, services);
+        let outcome = engine
+            .run(RunRequest::new(
+                "Is HighCPUUsage firing on payment-service?",
+            ))
+            .await
+            .unwrap();
+        let sent = server.received();
+        assert!(!sent.is_empty());
+        for r in &sent {
+            assert_eq!(r.body["stream"], json!(true));
+            assert_eq!(
+                r.body.get("stream_options"),
+                stream_usage
+                    .then(|| json!({"include_usage": true}))
+                    .as_ref(),
+                "stream_usage = {stream_usage}"
+            );
+        }
+        if stream_usage {
+            assert!(outcome.end.degraded, "{outcome:?}");
+        } else {
+            assert_eq!(outcome.end.effective_verdict, Some(Verdict::Pass));
+            assert!(!outcome.end.degraded, "{outcome:?}");
+        }
+    }
+}

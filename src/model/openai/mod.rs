@@ -70,6 +70,9 @@ pub struct OpenAiConfig {
     /// Ask for a streamed answer (SSE); its pieces reach the caller's
     /// delta sink as they arrive, and usage comes from the final chunk.
     pub streaming: bool,
+    /// With `streaming`, send `stream_options.include_usage` (the token
+    /// counts arrive in a last chunk); some gateways reject the field.
+    pub stream_usage: bool,
     /// Merged into every request body.
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Wait before the one 429 retry when the server sends no Retry-After.
@@ -108,6 +111,7 @@ impl OpenAiConfig {
             max_tokens_field: MaxTokensField::MaxTokens,
             temperature: None,
             streaming: false,
+            stream_usage: true,
             extra_body: serde_json::Map::new(),
             rate_limit_backoff: Duration::from_millis(500),
             max_rate_limit_backoff: Duration::from_secs(
@@ -130,6 +134,7 @@ impl OpenAiConfig {
             max_tokens_field: model.max_tokens_field,
             temperature: model.temperature,
             streaming: model.streaming,
+            stream_usage: model.stream_usage,
             extra_body: model
                 .extra_body
                 .iter()

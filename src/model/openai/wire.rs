@@ -30,7 +30,7 @@ pub fn request_body(cfg: &OpenAiConfig, request: &ChatRequest) -> Value {
         body.insert("temperature".into(), json!(t));
     }
     body.insert("stream".into(), json!(cfg.streaming));
-    if cfg.streaming {
+    if cfg.streaming && cfg.stream_usage {
         // Without it, a stream carries no token counts.
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
