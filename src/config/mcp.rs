@@ -7,6 +7,9 @@ use std::time::Duration;
 /// How long an MCP server may take to start (or connect) and list its
 /// tools, and one of its tool calls to answer, unless configured.
 pub const DEFAULT_MCP_TIMEOUT_SECS: u64 = 20;
+/// How long a server that did not start is left alone before a run tries
+/// it again, unless configured.
+pub const DEFAULT_MCP_RETRY_SECS: u64 = 30;
 
 /// `[mcp.servers.NAME]`: an MCP server whose tools the Executor may call
 /// as `NAME__TOOL`. Exactly one of `command` (started as a child process
@@ -41,11 +44,30 @@ impl McpServerConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct McpConfig {
     /// By name; the name prefixes the server's tools (`NAME__TOOL`).
     pub servers: BTreeMap<String, McpServerConfig>,
+    /// Seconds a server that did not start is left alone before a run
+    /// tries it again: each try can cost a run the server's timeout.
+    /// 0 tries it at the start of every run.
+    pub retry_seconds: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            servers: BTreeMap::new(),
+            retry_seconds: DEFAULT_MCP_RETRY_SECS,
+        }
+    }
+}
+
+impl McpConfig {
+    pub fn retry_interval(&self) -> Duration {
+        Duration::from_secs(self.retry_seconds)
+    }
 }
 
 /// Whether `name` can prefix tool names: letters, digits, `-` and `_`,

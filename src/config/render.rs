@@ -122,6 +122,8 @@ pub(super) fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String
     out.push_str(&opt("username", e.username.clone()));
     out.push_str(&secret("password", &e.password));
 
+    out.push_str("\n[mcp]\n");
+    out.push_str(&format!("retry_seconds = {}\n", c.mcp.retry_seconds));
     for (name, server) in &c.mcp.servers {
         out.push_str(&format!("\n[mcp.servers.{}]\n", toml_key(name)));
         if let Some(command) = &server.command {

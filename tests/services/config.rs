@@ -672,3 +672,31 @@ fn stream_usage_is_on_unless_the_file_turns_it_off() {
         Some(true)
     );
 }
+
+#[test]
+fn the_mcp_retry_interval_is_30_s_unless_the_file_sets_it() {
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), None).unwrap();
+    assert_eq!(c.mcp.retry_seconds, 30);
+    assert_eq!(c.mcp.retry_interval(), std::time::Duration::from_secs(30));
+    assert_eq!(shown(&c)["mcp"]["retry_seconds"].as_integer(), Some(30));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "[mcp]\nretry_seconds = 5\n\n[mcp.servers.k8s]\ncommand = \"kubectl-mcp\"\n",
+    );
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert_eq!(c.mcp.retry_seconds, 5);
+    assert!(c.mcp.servers.contains_key("k8s"));
+    assert_eq!(shown(&c)["mcp"]["retry_seconds"].as_integer(), Some(5));
+
+    // Servers alone keep the default interval; a negative one is refused
+    // with the line it is on.
+    let path = write(dir.path(), "[mcp.servers.k8s]\ncommand = \"kubectl-mcp\"\n");
+    let c = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap();
+    assert_eq!(c.mcp.retry_seconds, 30);
+    let path = write(dir.path(), "[mcp]\nretry_seconds = -1\n");
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&path)).unwrap_err();
+    assert!(matches!(err, ConfigError::Invalid { .. }), "{err}");
+    assert!(err.to_string().contains("line 2"), "{err}");
+}

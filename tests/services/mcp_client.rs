@@ -43,6 +43,7 @@ pub fn config(servers: Vec<(&str, McpServerConfig)>) -> McpConfig {
             .into_iter()
             .map(|(n, c)| (n.to_string(), c))
             .collect(),
+        ..McpConfig::default()
     }
 }
 
@@ -546,8 +547,10 @@ async fn a_server_that_comes_up_after_set_up_serves_later_runs() {
     let mut late = server(Path::new("python3"), &[script.to_str().unwrap()], 5);
     late.env
         .insert("MCP_STARTS_FILE".into(), starts.display().to_string());
-    let interval = Duration::from_secs(2);
-    let servers = McpServers::start_retrying_every(&config(vec![("late", late)]), interval).await;
+    let mut cfg = config(vec![("late", late)]);
+    cfg.retry_seconds = 2;
+    let interval = cfg.retry_interval();
+    let servers = McpServers::start(&cfg).await;
     assert_eq!(servers.tool_names(), Vec::<String>::new());
     let recorder = Arc::new(MemoryRecorder::new());
     let mut registry = pack_registry(&shop_pack());

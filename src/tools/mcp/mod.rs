@@ -16,8 +16,8 @@
 //! The servers are started once, when the program sets up its tools, and
 //! shared by every run it makes (`cli::setup`). A server that did not
 //! start is tried again at the start of a run, at most once per
-//! [`RETRY_INTERVAL`] (so a dead server does not add its timeout to every
-//! run of a long-lived `serve`, `mcp` or TUI) and by one run at a time;
+//! `[mcp] retry_seconds` (so a dead server does not add its timeout to
+//! every run of a long-lived `serve`, `mcp` or TUI) and by one run at a time;
 //! once it is up its tools are offered to that run and every later one
 //! ([`DownServers`]).
 
@@ -45,9 +45,6 @@ const MAX_TOOL_NAME: usize = 64;
 pub const MAX_SCHEMA_BYTES: usize = 8 * 1024;
 /// Characters of a server's tool description shown to the model.
 const MAX_DESCRIPTION: usize = 1000;
-/// How long a server that did not start is left alone before a run tries
-/// it again.
-pub const RETRY_INTERVAL: Duration = Duration::from_secs(30);
 
 /// What starting one server found: its tools as offered, or why it
 /// offers none, and the tools it has that are not offered.
@@ -76,14 +73,9 @@ pub struct McpServers {
 
 impl McpServers {
     /// Starts every configured server at once (each within its timeout)
-    /// and lists its tools.
+    /// and lists its tools; a server that did not start is tried again at
+    /// most once per the configured retry interval.
     pub async fn start(config: &McpConfig) -> McpServers {
-        Self::start_retrying_every(config, RETRY_INTERVAL).await
-    }
-
-    /// [`McpServers::start`], a server that did not start being tried
-    /// again at most once per `interval`.
-    pub async fn start_retrying_every(config: &McpConfig, interval: Duration) -> McpServers {
         let sessions: Vec<Arc<McpSession>> = config
             .servers
             .iter()
@@ -130,7 +122,7 @@ impl McpServers {
         servers.sessions = sessions;
         servers.down = Arc::new(DownServers {
             servers: down,
-            interval,
+            interval: config.retry_interval(),
             taken,
         });
         servers
@@ -384,5 +376,41 @@ mod tests {
         assert_eq!(exposed_name("fs", "read.file/v2 ü"), "fs__read_file_v2__");
         let long = exposed_name("s", &"x".repeat(100));
         assert_eq!(long.len(), 64);
+    }
+
+    /// `[mcp] retry_seconds` decides how often a run tries a server that
+    /// did not start: whose command here notes each start and exits.
+    #[tokio::test]
+    async fn a_down_server_is_tried_again_at_most_once_per_configured_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        for (retry_seconds, starts_after_two_runs) in [(3600, 1), (0, 3)] {
+            let starts = dir.path().join(format!("starts-{retry_seconds}"));
+            let server = crate::config::McpServerConfig {
+                command: Some("sh".into()),
+                args: vec![
+                    "-c".into(),
+                    format!("echo started >> '{}'", starts.display()),
+                ],
+                timeout_secs: 5,
+                ..Default::default()
+            };
+            let config = McpConfig {
+                servers: [("dying".to_string(), server)].into(),
+                retry_seconds,
+            };
+            let servers = McpServers::start(&config).await;
+            assert!(servers.tools.is_empty());
+            assert_eq!(servers.down.interval, Duration::from_secs(retry_seconds));
+            for _ in 0..2 {
+                let found = servers.down.retry().await;
+                assert_eq!(found.unavailable.len(), 1, "{retry_seconds}");
+                assert_eq!(found.unavailable[0].tool, "dying__*");
+            }
+            let count = std::fs::read_to_string(&starts).unwrap().lines().count();
+            assert_eq!(
+                count, starts_after_two_runs,
+                "retry_seconds = {retry_seconds}"
+            );
+        }
     }
 }
