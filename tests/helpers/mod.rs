@@ -77,6 +77,20 @@ pub fn base_engine(recorder: Arc<dyn Recorder>) -> Engine {
     }
 }
 
+/// A copy of the directory tree `src` at `dst`.
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+}
+
 /// The offline model's run of `question` over the shipped pack's tools,
 /// with `logs` (when given) serving `query_logs` in the pack's place; the
 /// recorder holds what the run called.

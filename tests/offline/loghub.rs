@@ -6,6 +6,7 @@
 //! repository; what the repository keeps is this generator and the
 //! question sets (`tests/eval/*.toml`) written against its packs.
 
+use crate::helpers::copy_dir;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -325,18 +326,6 @@ pub fn build_pack(src: &Path, dst: &Path, spec: &PackSpec, skills: Option<&Path>
     }
     if let Some(skills) = skills {
         copy_dir(skills, &dst.join("skills"));
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
     }
 }
 

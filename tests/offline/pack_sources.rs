@@ -4,7 +4,7 @@
 //! finds nothing there fails rather than reporting nothing found; a few
 //! bad lines are warnings, too many make the file unusable.
 
-use crate::helpers::shop_pack_dir;
+use crate::helpers::{copy_dir, shop_pack_dir};
 use diagraph::tools::pack::{Pack, Readable, content_hash, pack_tools};
 use diagraph::tools::{ToolError, ToolOutput};
 use diagraph::vocab::run::FailureClass;
@@ -23,19 +23,6 @@ fn copy() -> (tempfile::TempDir, PathBuf) {
     let dst = dir.path().join("pack");
     copy_dir(&shop(), &dst);
     (dir, dst)
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
-    }
 }
 
 async fn call(pack: Pack, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {

@@ -134,16 +134,7 @@ fn a_stopped_ask_ends_cancelled_with_what_happened() {
     let sb = Sandbox::with_config("[model]\ntimeout_secs = 60\n");
     let url = broken_server(Fault::Hang);
     let child = sb
-        .cmd()
-        .env("DIAGRAPH_OPENAI_BASE_URL", format!("{url}/v1"))
-        .env("DIAGRAPH_OPENAI_API_KEY", "sk-test")
-        .args([
-            "--model",
-            "openai",
-            "ask",
-            "why is payment-service slow?",
-            "--json",
-        ])
+        .ask_model_cmd(&url)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -2,9 +2,9 @@
 //! dir and SQLite file per test (`Sandbox`), the commands they run most,
 //! and readers of what a command printed.
 
-use crate::helpers::{diagraph_bin, isolate, repo, shop_pack_dir};
+use crate::helpers::{copy_dir, diagraph_bin, isolate, repo, shop_pack_dir};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// A private config, data dir and SQLite file.
@@ -77,11 +77,11 @@ impl Sandbox {
         (out, v)
     }
 
-    /// `ask QUESTION --json` on the OpenAI-compatible endpoint at `url`.
-    pub fn ask_model(&self, url: &str) -> (Output, Value) {
-        let out = self
-            .cmd()
-            .env("DIAGRAPH_OPENAI_BASE_URL", format!("{url}/v1"))
+    /// `ask QUESTION --json` on the OpenAI-compatible endpoint at `url`,
+    /// to run.
+    pub fn ask_model_cmd(&self, url: &str) -> Command {
+        let mut cmd = self.cmd();
+        cmd.env("DIAGRAPH_OPENAI_BASE_URL", format!("{url}/v1"))
             .env("DIAGRAPH_OPENAI_API_KEY", "sk-test-not-a-real-key")
             .args([
                 "--model",
@@ -89,9 +89,13 @@ impl Sandbox {
                 "ask",
                 "why is payment-service slow?",
                 "--json",
-            ])
-            .output()
-            .unwrap();
+            ]);
+        cmd
+    }
+
+    /// `ask QUESTION --json` on the OpenAI-compatible endpoint at `url`.
+    pub fn ask_model(&self, url: &str) -> (Output, Value) {
+        let out = self.ask_model_cmd(url).output().unwrap();
         let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
         (out, v)
     }
@@ -122,19 +126,6 @@ impl Sandbox {
         let dst = self.path("pack");
         copy_dir(&shop_pack_dir(), &dst);
         dst
-    }
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
     }
 }
 

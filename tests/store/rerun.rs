@@ -41,6 +41,16 @@ fn offline_engine(store: &Store) -> Engine {
     }
 }
 
+/// A run of the offline model on the shop pack, and its trace as stored.
+async fn offline_run(store: &Store) -> (RunOutcome, RunTrace) {
+    let first = offline_engine(store)
+        .run(RunRequest::new(QUESTION))
+        .await
+        .unwrap();
+    let trace = store.run_trace(first.run_id).await.unwrap();
+    (first, trace)
+}
+
 /// An engine that can answer nothing by itself: a model that fails every
 /// call and no tools. What a rerun on it gets right comes from the
 /// recording alone (no model, no pack read).
@@ -85,11 +95,7 @@ fn bindings(t: &RunTrace) -> Vec<CheckedBinding> {
 #[tokio::test]
 async fn a_rerun_of_an_offline_run_reproduces_route_claims_bindings_and_verdict() {
     let (_dir, store) = fresh().await;
-    let first = offline_engine(&store)
-        .run(RunRequest::new(QUESTION))
-        .await
-        .unwrap();
-    let old = store.run_trace(first.run_id).await.unwrap();
+    let (first, old) = offline_run(&store).await;
     assert!(!bindings(&old).is_empty(), "the offline run binds evidence");
 
     let (out, new, missing) = rerun(&store, &empty_engine(&store), &old, None).await;
@@ -215,11 +221,7 @@ async fn a_rerun_of_a_scripted_failing_run_reproduces_its_route() {
 #[tokio::test]
 async fn a_stricter_rules_file_changes_the_outcome_with_the_recorded_answers() {
     let (_dir, store) = fresh().await;
-    let first = offline_engine(&store)
-        .run(RunRequest::new(QUESTION))
-        .await
-        .unwrap();
-    let old = store.run_trace(first.run_id).await.unwrap();
+    let (_, old) = offline_run(&store).await;
     assert_eq!(old.run.gatekeeper_result.as_ref().unwrap().status, "pass");
     // An excerpt must now be longer than any the run quoted.
     let mut rules: serde_json::Value =
@@ -287,11 +289,7 @@ impl ChatModel for Noting {
 #[tokio::test]
 async fn from_composer_runs_the_composer_live_and_the_rest_from_the_recording() {
     let (_dir, store) = fresh().await;
-    let first = offline_engine(&store)
-        .run(RunRequest::new(QUESTION))
-        .await
-        .unwrap();
-    let old = store.run_trace(first.run_id).await.unwrap();
+    let (first, old) = offline_run(&store).await;
     let live = Noting::new();
     let base = Engine {
         model: live.clone(),
@@ -346,11 +344,7 @@ async fn a_run_that_cannot_be_replayed_is_refused_and_never_left_running() {
         .unwrap();
     assert!(err.to_string().contains("RUNNING"), "{err}");
 
-    let first = offline_engine(&store)
-        .run(RunRequest::new(QUESTION))
-        .await
-        .unwrap();
-    let old = store.run_trace(first.run_id).await.unwrap();
+    let (_, old) = offline_run(&store).await;
     // An answer an older version stored cut.
     let mut cut = old.clone();
     let step = cut.steps.iter_mut().find(|s| !s.has_tool_call).unwrap();
