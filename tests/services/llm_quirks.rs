@@ -9,7 +9,7 @@ use crate::helpers::base_engine;
 use diagraph::config::{ModelConfig, Provider};
 use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
 use diagraph::model::openai::{ApiKey, OpenAiConfig, OpenAiModel};
-use diagraph::model::{ChatModel, ChatRequest, Message, ModelErrorKind};
+use diagraph::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelErrorKind};
 use diagraph::vocab::catalog::Catalog;
 use diagraph::vocab::dto::ExecutorInput;
 use serde_json::{Value, json};
@@ -43,6 +43,11 @@ pub(crate) fn ask(user: &str) -> ChatRequest {
         tool_choice: Default::default(),
         script: Default::default(),
     }
+}
+
+/// One call of a model on `cfg` with the request [`ask`] makes of `user`.
+pub(crate) async fn chat_once(cfg: OpenAiConfig, user: &str) -> Result<ChatResponse, ModelError> {
+    OpenAiModel::new(cfg).unwrap().chat(&ask(user)).await
 }
 
 /// An engine on `cfg` over the shop tools, recording in memory (also the
@@ -101,11 +106,7 @@ async fn temperature_is_omitted_unless_set_so_reasoning_models_answer() {
     // with the server's own words.
     let mut cfg = config(&proxy.base_url, "o3-mini");
     cfg.temperature = Some(0.0);
-    let e = OpenAiModel::new(cfg)
-        .unwrap()
-        .chat(&ask("temperature"))
-        .await
-        .unwrap_err();
+    let e = chat_once(cfg, "temperature").await.unwrap_err();
     assert_eq!(e.kind, ModelErrorKind::BadRequest, "{e}");
     assert!(!e.is_retryable());
     assert!(
@@ -122,9 +123,7 @@ async fn extra_body_carries_the_field_a_server_requires() {
     else {
         return;
     };
-    let e = OpenAiModel::new(config(&proxy.base_url, "qwen3-32b"))
-        .unwrap()
-        .chat(&ask("qwen3"))
+    let e = chat_once(config(&proxy.base_url, "qwen3-32b"), "qwen3")
         .await
         .unwrap_err();
     assert_eq!(e.kind, ModelErrorKind::BadRequest);
@@ -135,11 +134,7 @@ async fn extra_body_carries_the_field_a_server_requires() {
         .insert("enable_thinking".into(), json!(false));
     cfg.max_tokens = Some(512);
     cfg.max_tokens_field = diagraph::config::MaxTokensField::MaxCompletionTokens;
-    let r = OpenAiModel::new(cfg)
-        .unwrap()
-        .chat(&ask("qwen3"))
-        .await
-        .unwrap();
+    let r = chat_once(cfg, "qwen3").await.unwrap();
     assert_eq!(r.content.as_deref(), Some("{\"ok\": true}"));
     let sent = &proxy.received()[1];
     assert_eq!(sent["enable_thinking"], json!(false));
@@ -295,11 +290,7 @@ async fn a_base_url_query_string_is_kept_and_its_secret_masked() {
     // A failure names the masked URL, never the secret.
     let port = crate::helpers::free_port();
     let dead = format!("http://127.0.0.1:{port}/v1?api_key=SECRET-IN-URL");
-    let e = OpenAiModel::new(config(&dead, "m"))
-        .unwrap()
-        .chat(&ask("query"))
-        .await
-        .unwrap_err();
+    let e = chat_once(config(&dead, "m"), "query").await.unwrap_err();
     assert_eq!(e.kind, ModelErrorKind::Connection);
     assert!(!e.message.contains("SECRET-IN-URL"), "{e}");
 }
@@ -322,9 +313,7 @@ async fn retry_after_is_honoured_up_to_the_cap() {
     // The server asks for 2 s: waited in full (the old provider cut it to 2 s
     // at most; the default cap is 30 s).
     let started = std::time::Instant::now();
-    let r = OpenAiModel::new(config(&mock.base_url(), "gpt-4o-mini"))
-        .unwrap()
-        .chat(&ask("retry"))
+    let r = chat_once(config(&mock.base_url(), "gpt-4o-mini"), "retry")
         .await
         .unwrap();
     let waited = started.elapsed();
@@ -347,11 +336,7 @@ async fn retry_after_is_honoured_up_to_the_cap() {
     let mut cfg = config(&mock.base_url(), "gpt-4o-mini");
     cfg.max_rate_limit_backoff = Duration::from_secs(1);
     let started = std::time::Instant::now();
-    let r = OpenAiModel::new(cfg)
-        .unwrap()
-        .chat(&ask("retry"))
-        .await
-        .unwrap();
+    let r = chat_once(cfg, "retry").await.unwrap();
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_secs(1) && waited < Duration::from_millis(1900),

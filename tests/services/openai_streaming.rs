@@ -6,9 +6,9 @@
 //! chunk mid-stream).
 
 use crate::aimock::Aimock;
-use crate::llm_quirks::{NO_CLAIMS, PLAN, ask, config, engine_on, qwen3_behind_proxy};
+use crate::llm_quirks::{NO_CLAIMS, PLAN, ask, chat_once, config, engine_on, qwen3_behind_proxy};
 use diagraph::model::openai::{OpenAiConfig, OpenAiModel};
-use diagraph::model::{ChatModel, DeltaPart, ModelErrorKind};
+use diagraph::model::{ChatModel, ChatResponse, DeltaPart, ModelError, ModelErrorKind};
 use diagraph::vocab::events::ModelDelta;
 use serde_json::json;
 use std::sync::Mutex;
@@ -27,6 +27,12 @@ struct Pieces(Mutex<Vec<(DeltaPart, String)>>);
 impl Pieces {
     fn sink(&self) -> impl Fn(DeltaPart, &str) + Send + Sync + '_ {
         |part, text| self.0.lock().unwrap().push((part, text.to_string()))
+    }
+
+    /// A streamed call of `model` with the request [`ask`] makes of
+    /// `user`, its pieces kept here.
+    async fn stream(&self, model: &OpenAiModel, user: &str) -> Result<ChatResponse, ModelError> {
+        model.chat_streaming(&ask(user), &self.sink()).await
     }
 
     fn of(&self, part: DeltaPart) -> Vec<String> {
@@ -52,10 +58,7 @@ async fn a_streamed_answer_arrives_in_pieces_with_reasoning_and_usage_from_the_l
     };
     let model = OpenAiModel::new(streaming(&mock.base_url(), "deepseek-reasoner")).unwrap();
     let pieces = Pieces::default();
-    let r = model
-        .chat_streaming(&ask("stream"), &pieces.sink())
-        .await
-        .unwrap();
+    let r = pieces.stream(&model, "stream").await.unwrap();
     assert_eq!(r.content.as_deref(), Some(ANSWER));
     assert_eq!(r.reasoning.as_deref(), Some("Check the facts first."));
     // The text arrived in pieces, in order, and they add up to the answer.
@@ -95,10 +98,7 @@ async fn streamed_tool_calls_are_assembled_by_index() {
     };
     let model = OpenAiModel::new(streaming(&mock.base_url(), "gpt-4o-mini")).unwrap();
     let pieces = Pieces::default();
-    let r = model
-        .chat_streaming(&ask("tools"), &pieces.sink())
-        .await
-        .unwrap();
+    let r = pieces.stream(&model, "tools").await.unwrap();
     let calls: Vec<(String, serde_json::Value)> = r
         .tool_calls
         .iter()
@@ -141,10 +141,7 @@ async fn a_stream_cut_mid_way_is_a_retryable_failure_not_a_partial_answer() {
     };
     let model = OpenAiModel::new(streaming(&mock.base_url(), "gpt-4o-mini")).unwrap();
     let pieces = Pieces::default();
-    let e = model
-        .chat_streaming(&ask("cut"), &pieces.sink())
-        .await
-        .unwrap_err();
+    let e = pieces.stream(&model, "cut").await.unwrap_err();
     assert!(e.is_retryable(), "{e}");
     assert_eq!(e.kind, ModelErrorKind::Connection, "{e}");
     assert!(e.message.contains("not used"), "{e}");
@@ -162,15 +159,9 @@ async fn a_server_that_serves_only_streams_answers_when_streaming_is_on() {
     };
     let mut off = streaming(&proxy.base_url, "qwen3-235b-a22b");
     off.streaming = false;
-    let e = OpenAiModel::new(off)
-        .unwrap()
-        .chat(&ask("qwen3"))
-        .await
-        .unwrap_err();
+    let e = chat_once(off, "qwen3").await.unwrap_err();
     assert_eq!(e.kind, ModelErrorKind::BadRequest, "{e}");
-    let r = OpenAiModel::new(streaming(&proxy.base_url, "qwen3-235b-a22b"))
-        .unwrap()
-        .chat(&ask("qwen3"))
+    let r = chat_once(streaming(&proxy.base_url, "qwen3-235b-a22b"), "qwen3")
         .await
         .unwrap();
     assert_eq!(r.content.as_deref(), Some("{\"ok\": true}"));
@@ -218,11 +209,7 @@ async fn malformed_and_unfinished_streams_are_classified_errors() {
     ];
     for (what, body, says) in cases {
         let (url, task) = raw_stream(body).await;
-        let e = OpenAiModel::new(streaming(&url, "m"))
-            .unwrap()
-            .chat(&ask("x"))
-            .await
-            .unwrap_err();
+        let e = chat_once(streaming(&url, "m"), "x").await.unwrap_err();
         assert!(e.is_retryable(), "{what}: {e}");
         assert!(e.message.contains(says), "{what}: {e}");
         task.abort();
@@ -232,11 +219,7 @@ async fn malformed_and_unfinished_streams_are_classified_errors() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{}\"},\"finish_reason\":\"stop\"}]}\n",
     )
     .await;
-    let r = OpenAiModel::new(streaming(&url, "m"))
-        .unwrap()
-        .chat(&ask("x"))
-        .await
-        .unwrap();
+    let r = chat_once(streaming(&url, "m"), "x").await.unwrap();
     assert_eq!(r.content.as_deref(), Some("{}"));
     task.abort();
 }
