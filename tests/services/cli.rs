@@ -2,7 +2,7 @@
 //! `ask --json` object, and that bad input never leaves a RUNNING run.
 
 use crate::helpers::{diagraph_bin as bin, repo};
-use crate::sandbox::{Sandbox, assert_one_line_error, json_of, stderr};
+use crate::sandbox::{Sandbox, assert_exits_in_one_line, assert_one_line_error, json_of, stderr};
 use serde_json::Value;
 
 #[test]
@@ -306,8 +306,7 @@ fn a_closed_stdout_ends_every_command_quietly() {
 fn an_unknown_theme_lists_the_available_ones_and_exits_2() {
     let sb = Sandbox::new();
     let out = sb.cmd().args(["--theme", "solarized"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_one_line_error(&out, "unknown theme \"solarized\"");
+    assert_exits_in_one_line(&out, 2, "unknown theme \"solarized\"");
     let err = stderr(&out);
     assert!(err.contains("dark, light, high-contrast"), "{err}");
     assert!(err.starts_with("diagraph: loading the theme: "), "{err}");
@@ -317,8 +316,7 @@ fn an_unknown_theme_lists_the_available_ones_and_exits_2() {
 fn a_bad_key_override_says_why_once_and_exits_2() {
     let sb = Sandbox::with_config("[keys]\nquit = \"hyper-q\"\n");
     let out = sb.cmd().output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_one_line_error(&out, "action quit: unknown key \"hyper-q\"");
+    assert_exits_in_one_line(&out, 2, "action quit: unknown key \"hyper-q\"");
     assert_eq!(
         stderr(&out).matches("hyper-q").count(),
         1,
@@ -403,8 +401,7 @@ fn log_files_serve_query_logs_and_no_demo_pack_serves_the_rest() {
         .args(["ask", "anything?"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert_one_line_error(&bad, "unclosed '['");
+    assert_exits_in_one_line(&bad, 2, "unclosed '['");
 }
 
 #[test]
@@ -519,30 +516,26 @@ fn rerun_refuses_what_it_cannot_replay_in_one_line_with_exit_2() {
         .unwrap();
     let id = json_of(&ask)["run_id"].as_i64().unwrap().to_string();
     let unknown = sb.cmd().args(["rerun", "424242"]).output().unwrap();
-    assert_eq!(unknown.status.code(), Some(2));
-    assert_one_line_error(&unknown, "424242");
+    assert_exits_in_one_line(&unknown, 2, "424242");
     let node = sb
         .cmd()
         .args(["rerun", &id, "--from", "gatekeeper"])
         .output()
         .unwrap();
-    assert_eq!(node.status.code(), Some(2));
-    assert_one_line_error(&node, "not an agent node");
+    assert_exits_in_one_line(&node, 2, "not an agent node");
     let bad = sb
         .cmd()
         .args(["rerun", &id, "--from", "nowhere"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert_one_line_error(&bad, "not a node");
+    assert_exits_in_one_line(&bad, 2, "not a node");
     let rules = sb
         .cmd()
         .args(["rerun", &id, "--rules"])
         .arg(sb.path("missing.json"))
         .output()
         .unwrap();
-    assert_eq!(rules.status.code(), Some(2));
-    assert_one_line_error(&rules, "rules file");
+    assert_exits_in_one_line(&rules, 2, "rules file");
     // Nothing was left RUNNING.
     let runs = json_of(&sb.cmd().args(["runs", "--json"]).output().unwrap());
     assert!(

@@ -6,18 +6,12 @@
 
 use crate::broken_server::{Fault, QUICK_TIMEOUTS, broken_server};
 use crate::mysql_db;
-use crate::sandbox::{Sandbox, assert_one_line_error, code, failed_sources, stderr};
+use crate::sandbox::{Sandbox, assert_exits_in_one_line, code, failed_sources, stderr};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Exit code `exit` and one error line that says `needle`.
-fn assert_exits_in_one_line(o: &Output, exit: i32, needle: &str) {
-    assert_eq!(code(o), exit, "{}", stderr(o));
-    assert_one_line_error(o, needle);
-}
 
 // ---- database ----------------------------------------------------------
 

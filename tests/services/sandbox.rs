@@ -173,3 +173,9 @@ pub fn assert_one_line_error(o: &Output, needle: &str) {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Exit code `exit` and one error line that says `needle`.
+pub fn assert_exits_in_one_line(o: &Output, exit: i32, needle: &str) {
+    assert_eq!(code(o), exit, "{}", stderr(o));
+    assert_one_line_error(o, needle);
+}
