@@ -116,6 +116,122 @@ fn a_click_on_a_row_of_a_scrolled_list_selects_that_row() {
     assert_eq!(state.sel.tools, 1);
 }
 
+/// The tool queries drawn now, top to bottom, with their screen rows.
+fn queries_on_screen(state: &AppState) -> Vec<(usize, u16)> {
+    let (w, h) = state.screen;
+    let text = buffer_text(render(state, w, h).backend().buffer());
+    text.lines()
+        .enumerate()
+        .filter_map(|(y, line)| {
+            let at = line.find("query-")?;
+            let n = line.get(at + 6..at + 9)?.parse().ok()?;
+            Some((n, y as u16))
+        })
+        .collect()
+}
+
+#[test]
+fn a_click_in_a_scrolled_list_selects_that_row_and_the_view_stays() {
+    for (w, h) in [(120, 40), (80, 24), (200, 60)] {
+        let mut state = sized(live_state(&many_tools(80)), w, h);
+        state.focus = Pane::Tools;
+        // Down past the bottom of the window, then back up a little: the
+        // view scrolled down once and stays while the selection moves
+        // inside it.
+        for _ in 0..50 {
+            update(&mut state, ch('j'));
+        }
+        let scrolled = queries_on_screen(&state);
+        let (first, _) = scrolled[0];
+        let height = scrolled.len();
+        assert!(first > 0, "scrolled at {w}x{h}: {scrolled:?}");
+        assert_eq!(scrolled.last().map(|r| r.0), Some(50), "{w}x{h}");
+        update(&mut state, ch('k'));
+        update(&mut state, ch('k'));
+        assert_eq!(state.sel.tools, 48);
+        assert_eq!(queries_on_screen(&state), scrolled, "keys inside the view");
+        // A click in the middle of the window selects the row clicked and
+        // the first row drawn does not change.
+        let (want, y) = scrolled[height / 2];
+        let (x, _) = at(&state, &format!("query-{want:03}"));
+        update(&mut state, click(x, y));
+        assert_eq!(state.sel.tools, want, "{w}x{h}");
+        assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        // Clicked again at the same place: the same row.
+        update(&mut state, click(x, y));
+        assert_eq!(state.sel.tools, want, "{w}x{h}");
+        // The first row and the last one drawn: selected where they are.
+        for (want, y) in [scrolled[0], scrolled[height - 1]] {
+            update(&mut state, click(x, y));
+            assert_eq!(state.sel.tools, want, "{w}x{h}");
+            assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        }
+        // The wheel scrolls the view by its step, and the selection keeps
+        // its place on screen.
+        let (want, y) = scrolled[height / 2];
+        update(&mut state, click(x, y));
+        update(&mut state, mouse(MouseEventKind::ScrollDown, x, y));
+        let wheeled = queries_on_screen(&state);
+        assert_eq!(wheeled[0].0, first + WHEEL_STEP, "{w}x{h}");
+        assert_eq!(state.sel.tools, want + WHEEL_STEP);
+        let row = wheeled.iter().find(|r| r.0 == state.sel.tools).unwrap();
+        assert_eq!(row.1, y, "the selection stays at its row");
+        update(&mut state, mouse(MouseEventKind::ScrollUp, x, y));
+        assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        assert_eq!(state.sel.tools, want);
+        // At the end of the list the view stops; the selection goes on to
+        // the last row.
+        for _ in 0..40 {
+            update(&mut state, mouse(MouseEventKind::ScrollDown, x, y));
+        }
+        let end = queries_on_screen(&state);
+        assert_eq!(end.last().map(|r| r.0), Some(79), "{w}x{h}");
+        assert_eq!(state.sel.tools, 79);
+        // Resized smaller, the selection is still drawn.
+        update(&mut state, Msg::Resize(80, 24));
+        let small = queries_on_screen(&state);
+        assert!(small.iter().any(|r| r.0 == 79), "{small:?}");
+    }
+}
+
+#[test]
+fn new_runs_arriving_above_a_scrolled_runs_list_do_not_move_it() {
+    let runs = |ids: std::ops::RangeInclusive<i64>| {
+        let list = ids
+            .map(|i| crate::fixtures::summary(i, &format!("s-{i}"), "SUCCESS"))
+            .collect();
+        Msg::RunsLoaded(Ok(list))
+    };
+    let shown = |state: &AppState| -> Vec<String> {
+        let text = buffer_text(render(state, 120, 40).backend().buffer());
+        text.lines()
+            .filter_map(|l| l.split("question ").nth(1))
+            .filter_map(|q| q.split_whitespace().next())
+            .filter(|id| id.parse::<i64>().is_ok())
+            .map(String::from)
+            .collect()
+    };
+    let mut state = sized(crate::fixtures::idle_state(), 120, 40);
+    update(&mut state, runs(1..=60));
+    state.focus = Pane::Runs;
+    for _ in 0..40 {
+        update(&mut state, ch('j'));
+    }
+    update(&mut state, ch('k'));
+    let before = shown(&state);
+    let selected = state.filtered_runs()[state.sel.runs].run_id;
+    assert!(before.len() > 5, "{before:?}");
+    assert!(!before.contains(&"60".to_string()), "scrolled: {before:?}");
+    // Two newer runs: listed first, above the rows on screen.
+    update(&mut state, runs(1..=62));
+    assert_eq!(shown(&state), before);
+    assert_eq!(state.filtered_runs()[state.sel.runs].run_id, selected);
+    // At the top, new runs show up where they arrive.
+    update(&mut state, ch('g'));
+    update(&mut state, runs(1..=63));
+    assert_eq!(shown(&state).first().map(String::as_str), Some("63"));
+}
+
 #[test]
 fn a_click_on_a_tab_switches_to_it_at_80x24() {
     let mut state = sized(live_state(&pass_run(1)), 80, 24);
