@@ -391,6 +391,38 @@ fn on_a_too_small_terminal_the_mouse_does_nothing() {
     }
 }
 
+#[test]
+fn mouse_capture_is_turned_on_only_when_the_mouse_is_on() {
+    use diagraph::tui::runtime::{enable_input_modes, undo_input_modes};
+    let written = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    // Mouse tracking (1000: clicks, 1006: SGR coordinates) and bracketed
+    // paste (2004), as crossterm writes them.
+    let on = written(&|o| enable_input_modes(o, true));
+    assert!(
+        on.contains("\x1b[?1000h") && on.contains("\x1b[?1006h"),
+        "{on:?}"
+    );
+    assert!(on.contains("\x1b[?2004h"), "{on:?}");
+    let off = written(&|o| enable_input_modes(o, false));
+    assert!(!off.contains("\x1b[?100"), "no mouse mode at all: {off:?}");
+    assert!(off.contains("\x1b[?2004h"), "paste still works: {off:?}");
+    // What was turned on is turned off again.
+    let undo = written(&|o| undo_input_modes(o, true));
+    assert!(
+        undo.contains("\x1b[?1000l") && undo.contains("\x1b[?2004l"),
+        "{undo:?}"
+    );
+    let undo = written(&|o| undo_input_modes(o, false));
+    assert!(
+        !undo.contains("\x1b[?100") && undo.contains("\x1b[?2004l"),
+        "{undo:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn pointer_moves_never_wake_a_redraw() {
     let mut state = live_state(&pass_run(1));
