@@ -37,7 +37,8 @@ impl Session {
     }
 
     /// [`Session::start`], then `diagraph AFTER` on the same database once
-    /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`).
+    /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`); each line
+    /// of AFTER is one such command.
     fn start_then(args: &str, after: &str, w: u16, h: u16) -> Session {
         Session::start_full(&[], args, after, w, h)
     }
@@ -66,11 +67,11 @@ impl Session {
         let env = format!(
             "env {vars} DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config XDG_CACHE_HOME={d}/cache"
         );
-        let after = if after.is_empty() {
-            String::new()
-        } else {
-            format!("{env} {bin} {after}; ")
-        };
+        let after: String = after
+            .lines()
+            .filter(|a| !a.trim().is_empty())
+            .map(|a| format!("{env} {bin} {a}; "))
+            .collect();
         let before: String = before
             .iter()
             .map(|b| format!("{env} {bin} {b} >/dev/null 2>&1; "))
@@ -562,7 +563,9 @@ fn two_runs_compare_side_by_side_and_export() {
     let s = Session::start_full(
         &[&pass, &capped],
         "",
-        "export 2 --format markdown | head -1",
+        "export 2 --format markdown | head -1\n\
+         export 2 --format mermaid | head -1\n\
+         export 2 --format json | grep -m1 runId",
         140,
         40,
     );
@@ -596,6 +599,12 @@ fn two_runs_compare_side_by_side_and_export() {
         tail.iter().any(|l| l.starts_with("# diagraph run 2")),
         "{after}"
     );
+    // The routing table as Mermaid, and the Run Trace of the same run.
+    assert!(
+        tail.iter().any(|l| l.starts_with("flowchart TD")),
+        "{after}"
+    );
+    assert!(tail.iter().any(|l| l.trim() == "\"runId\": 2,"), "{after}");
 }
 
 #[test]
