@@ -360,6 +360,52 @@ fn a_click_picks_a_demo_scenario() {
 }
 
 #[test]
+fn a_click_in_a_scrolled_demo_picker_picks_that_scenario_and_the_list_stays() {
+    let mut state = sized(live_state(&pass_run(1)), 80, 24);
+    state.scenarios = Some(
+        (0..30)
+            .map(|i| DemoEntry {
+                path: format!("fixtures/scenarios/s{i:02}.toml").into(),
+                name: format!("scenario-{i:02}"),
+                description: format!("what s{i:02} shows"),
+                question: "why?".into(),
+                error: None,
+            })
+            .collect(),
+    );
+    update(&mut state, ch('d'));
+    for _ in 0..20 {
+        update(&mut state, ch('j'));
+    }
+    let names = |state: &AppState| -> Vec<(String, u16)> {
+        let text = buffer_text(render(state, 80, 24).backend().buffer());
+        text.lines()
+            .enumerate()
+            .filter_map(|(y, l)| {
+                let at = l.find("scenario-")?;
+                Some((l.get(at..at + 11)?.to_string(), y as u16))
+            })
+            .collect()
+    };
+    let before = names(&state);
+    assert!(before.len() > 3, "{before:?}");
+    assert!(before.iter().any(|n| n.0 == "scenario-20"), "{before:?}");
+    assert!(!before.iter().any(|n| n.0 == "scenario-00"), "{before:?}");
+    let (name, y) = before[before.len() / 2].clone();
+    let (x, _) = at(&state, &name);
+    update(&mut state, click(x, y));
+    let want: usize = name["scenario-".len()..].parse().unwrap();
+    match &state.popup {
+        Some(Popup::DemoPicker { selected, .. }) => assert_eq!(*selected, want),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(names(&state), before, "the list did not move");
+    // Keys inside the list move the selection, not the list.
+    update(&mut state, ch('k'));
+    assert_eq!(names(&state), before);
+}
+
+#[test]
 fn a_click_elsewhere_ends_filter_editing_and_keeps_the_filter() {
     let mut state = sized(live_state(&pass_run(1)), 120, 40);
     update(&mut state, ch('/'));

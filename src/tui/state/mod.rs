@@ -196,6 +196,9 @@ pub enum Popup {
     DemoPicker {
         entries: Vec<DemoEntry>,
         selected: usize,
+        /// The first scenario drawn: kept, as a table's first row is, so
+        /// a click picks the scenario under it without the list moving.
+        top: usize,
         loading: bool,
         queued: Vec<Action>,
     },
@@ -362,6 +365,7 @@ impl AppState {
         self.popup = Some(Popup::DemoPicker {
             entries: self.scenarios.clone().unwrap_or_default(),
             selected: 0,
+            top: 0,
             loading: self.scenarios.is_none(),
             queued: Vec::new(),
         });

@@ -105,6 +105,7 @@ pub(super) fn on_scenarios_loaded(state: &mut AppState, loaded: Vec<DemoEntry>) 
     let Some(Popup::DemoPicker {
         entries,
         selected,
+        top,
         loading,
         queued,
     }) = state.popup.as_mut()
@@ -116,6 +117,7 @@ pub(super) fn on_scenarios_loaded(state: &mut AppState, loaded: Vec<DemoEntry>) 
         .and_then(|p| loaded.iter().position(|e| e.path == p))
         .unwrap_or(0);
     *entries = loaded;
+    *top = 0;
     *loading = false;
     let queued = std::mem::take(queued);
     let mut cmds = vec![];

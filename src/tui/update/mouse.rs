@@ -55,11 +55,14 @@ fn click(state: &mut AppState, screen: Rect, at: Position) -> Vec<Command> {
         if let Some(Popup::DemoPicker {
             entries,
             selected,
+            top,
             loading: false,
             ..
         }) = state.popup.as_mut()
-            && let Some(k) = chrome::picker_entry_at(entries.len(), *selected, screen, at.y)
+            && let Some(k) = chrome::picker_entry_at(entries.len(), (*selected, *top), screen, at.y)
         {
+            // The scenario clicked is on screen: the list stays put.
+            *top = chrome::picker_top(entries.len(), *selected, *top, screen);
             *selected = k;
         }
         return vec![];
