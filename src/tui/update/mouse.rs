@@ -99,7 +99,7 @@ fn scroll_table(state: &mut AppState, pane: Pane, screen: Rect, down: bool) {
     };
     let height = usize::from(tables::scroll::rows_area(state, pane, area).height);
     let rows = tables::scroll::rows(state, pane);
-    let (start, _) = tables::scroll::shown(state, pane, height);
+    let start = tables::scroll::shown(state, pane, height).start;
     let last_top = rows.drawn.saturating_sub(height);
     let sel = state.sel.selected(pane);
     let (top, moved) = if down {

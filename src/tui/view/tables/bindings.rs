@@ -96,7 +96,8 @@ pub(super) fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
         ],
     );
     let layout = scroll::rows(state, Pane::Bindings);
-    let (start, end) = scroll::shown(state, Pane::Bindings, h);
+    let win = scroll::shown(state, Pane::Bindings, h);
+    let (start, end) = (win.start, win.end);
     let mut heading_at = None;
     let rows = (start..end)
         .map(|d| {
@@ -124,7 +125,7 @@ pub(super) fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
         ],
         widths,
         rows,
-        selected: scroll::selected_row(state, Pane::Bindings, start),
+        selected: win.selected,
         heading: heading_at.zip(g).map(|(i, g)| (i, heading(g, t))),
     }
 }

@@ -293,7 +293,8 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
     // Only the rows shown are formatted: the list can hold 10,000 runs.
     // Times and durations have bounded widths; sessions are measured on
     // the rows shown.
-    let (start, end) = scroll::shown(state, Pane::Runs, h);
+    let win = scroll::shown(state, Pane::Runs, h);
+    let (start, end) = (win.start, win.end);
     let shown = list.get(start..end).unwrap_or_default();
     let times: Vec<String> = shown.iter().map(|r| short_time(&r.created_at)).collect();
     // The cost column only when a shown run had a priced model: the
@@ -400,7 +401,7 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
         header,
         widths,
         rows,
-        selected: scroll::selected_row(state, Pane::Runs, start),
+        selected: win.selected,
         heading: None,
     }
 }
@@ -439,7 +440,8 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
     );
     // The node running now gets a row of its own, with its clock.
     let live = state.node_elapsed();
-    let (start, end) = scroll::shown(state, Pane::Transitions, h);
+    let win = scroll::shown(state, Pane::Transitions, h);
+    let (start, end) = (win.start, win.end);
     let mut rows: Vec<Row<'static>> = list[start..end.min(list.len())]
         .iter()
         .enumerate()
@@ -495,7 +497,7 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
         ],
         widths,
         rows,
-        selected: scroll::selected_row(state, Pane::Transitions, start),
+        selected: win.selected,
         heading: None,
     }
 }
@@ -561,7 +563,8 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
             .droppable(1),
         ],
     );
-    let (start, end) = scroll::shown(state, Pane::Tools, h);
+    let win = scroll::shown(state, Pane::Tools, h);
+    let (start, end) = (win.start, win.end);
     let rows = list[start..end]
         .iter()
         .map(|inv| {
@@ -586,7 +589,7 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
         header: vec!["id", "tool", "query", "evidence", "refs", "took"],
         widths,
         rows,
-        selected: scroll::selected_row(state, Pane::Tools, start),
+        selected: win.selected,
         heading: None,
     }
 }

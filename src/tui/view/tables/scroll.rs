@@ -112,20 +112,34 @@ pub fn rows_area(state: &AppState, pane: Pane, area: Rect) -> Rect {
     }
 }
 
-/// The drawn rows [start, end) of a table pane whose rows area is
-/// `height` rows tall.
-pub fn shown(state: &AppState, pane: Pane, height: usize) -> (usize, usize) {
-    let rows = rows(state, pane);
-    let selected = rows.drawn_of(state.sel.selected(pane).min(rows.len.saturating_sub(1)));
-    window(selected, state.sel.top(pane), rows.drawn, height)
+/// The rows a table pane draws now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Drawn rows [start, end).
+    pub start: usize,
+    pub end: usize,
+    /// The selected row's place among them.
+    pub selected: Option<usize>,
 }
 
-/// The selected row's place among the rows drawn from `start`.
-pub fn selected_row(state: &AppState, pane: Pane, start: usize) -> Option<usize> {
+/// The rows a table pane whose rows area is `height` rows tall draws.
+pub fn shown(state: &AppState, pane: Pane, height: usize) -> Window {
     let rows = rows(state, pane);
-    let last = rows.len.checked_sub(1)?;
-    rows.drawn_of(state.sel.selected(pane).min(last))
-        .checked_sub(start)
+    let selected = rows
+        .len
+        .checked_sub(1)
+        .map(|last| rows.drawn_of(state.sel.selected(pane).min(last)));
+    let (start, end) = window(
+        selected.unwrap_or(0),
+        state.sel.top(pane),
+        rows.drawn,
+        height,
+    );
+    Window {
+        start,
+        end,
+        selected: selected.and_then(|s| s.checked_sub(start)),
+    }
 }
 
 /// The first drawn row of a table pane on a screen of `screen`, as the
@@ -133,7 +147,7 @@ pub fn selected_row(state: &AppState, pane: Pane, start: usize) -> Option<usize>
 pub fn first_shown(state: &AppState, pane: Pane, screen: Rect) -> Option<usize> {
     let area = crate::tui::view::screen_areas(state, screen)?.rect_of(pane)?;
     let height = rows_area(state, pane, area).height;
-    Some(shown(state, pane, height.into()).0)
+    Some(shown(state, pane, height.into()).start)
 }
 
 /// The index of the row a table pane drawn at `area` shows at screen
@@ -143,9 +157,9 @@ pub fn row_at(state: &AppState, pane: Pane, area: Rect, y: u16) -> Option<usize>
     if !(area.top()..area.bottom()).contains(&y) {
         return None;
     }
-    let (start, end) = shown(state, pane, area.height.into());
-    let d = start + usize::from(y - area.y);
-    if d >= end {
+    let shown = shown(state, pane, area.height.into());
+    let d = shown.start + usize::from(y - area.y);
+    if d >= shown.end {
         return None;
     }
     rows(state, pane).selectable_at(d)
