@@ -59,6 +59,11 @@ pub struct Cli {
     /// TUI theme name (dark, light, high-contrast) or path to a theme file
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Leave the mouse to the terminal (its own text selection) instead of
+    /// clicks and the wheel in the workbench ([tui] mouse = false,
+    /// DIAGRAPH_TUI_MOUSE=false)
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
     /// Open the workbench on a `diagraph serve` at this URL: its runs list,
     /// its runs live, and questions asked there (token: DIAGRAPH_API_TOKEN)
     #[arg(long, value_name = "URL")]

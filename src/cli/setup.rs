@@ -34,6 +34,7 @@ pub fn load_config(cli: &Cli) -> Result<Config, CliError> {
         prompts_dir: cli.prompts.clone(),
         theme: cli.theme.clone(),
         prometheus_url: cli.prometheus_url.clone(),
+        no_mouse: cli.no_mouse,
     };
     Ok(Config::load(&flags)?)
 }
@@ -226,6 +227,7 @@ impl Setup {
             scenarios_dir: self.scenarios_dir.clone(),
             theme: config.theme.clone(),
             key_overrides: config.keys.clone(),
+            mouse: config.tui.mouse,
             model_label: self.engine.model.name(),
             db_label: self.store.describe(),
             pack_warnings: self
@@ -380,6 +382,7 @@ pub fn remote_tui_context(
         scenarios_dir: shipped_scenarios_dir()?,
         theme: config.theme.clone(),
         key_overrides: config.keys.clone(),
+        mouse: config.tui.mouse,
         model_label: format!("server {label}"),
         db_label: label,
         pack_warnings: Vec::new(),

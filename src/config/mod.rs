@@ -16,10 +16,12 @@ mod mcp;
 mod model;
 mod render;
 mod telemetry;
+mod tui;
 
 pub use mcp::*;
 pub use model::*;
 pub use telemetry::*;
+pub use tui::TuiConfig;
 
 use crate::text::mask_url;
 use serde::{Deserialize, Serialize};
@@ -48,6 +50,8 @@ pub struct Config {
     pub otlp_endpoint: Option<String>,
     /// MCP servers whose tools the Executor may call.
     pub mcp: McpConfig,
+    /// The workbench's use of the terminal (`[tui]`).
+    pub tui: TuiConfig,
     /// The config file that was read, if any (not a setting).
     #[serde(skip)]
     pub file: Option<PathBuf>,
@@ -67,6 +71,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             otlp_endpoint: None,
             mcp: McpConfig::default(),
+            tui: TuiConfig::default(),
             file: None,
         }
     }
@@ -83,6 +88,8 @@ pub struct ConfigFlags {
     pub prompts_dir: Option<PathBuf>,
     pub theme: Option<String>,
     pub prometheus_url: Option<String>,
+    /// `--no-mouse`: the workbench leaves the mouse to the terminal.
+    pub no_mouse: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,6 +122,7 @@ struct FileConfig {
     keys: Option<BTreeMap<String, String>>,
     otlp_endpoint: Option<String>,
     mcp: Option<McpConfig>,
+    tui: Option<TuiConfig>,
 }
 
 impl Config {
@@ -181,6 +189,9 @@ impl Config {
         }
         if file.otlp_endpoint.is_some() {
             self.otlp_endpoint = file.otlp_endpoint;
+        }
+        if let Some(t) = file.tui {
+            self.tui = t;
         }
         if let Some(mut mcp) = file.mcp {
             // A relative command path is next to the file, as other paths
@@ -253,6 +264,9 @@ impl Config {
         if let Some(v) = env("DIAGRAPH_ELASTICSEARCH_INDEX") {
             self.logs.elasticsearch.index = v;
         }
+        if let Some(v) = env("DIAGRAPH_TUI_MOUSE") {
+            self.tui.mouse = tui::parse_switch(&v, "DIAGRAPH_TUI_MOUSE")?;
+        }
         // diagraph's own name wins over the standard OpenTelemetry one.
         if let Some(v) =
             env("DIAGRAPH_OTLP_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
@@ -281,6 +295,9 @@ impl Config {
         if let Some(v) = &flags.prometheus_url {
             self.metrics.backend = MetricsBackend::Prometheus;
             self.metrics.prometheus_url = Some(v.clone());
+        }
+        if flags.no_mouse {
+            self.tui.mouse = false;
         }
         Ok(())
     }

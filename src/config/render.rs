@@ -148,6 +148,9 @@ pub(super) fn render(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> String
         out.push_str(&format!("timeout_secs = {}\n", server.timeout_secs));
     }
 
+    out.push_str("\n[tui]\n");
+    out.push_str(&format!("mouse = {}\n", c.tui.mouse));
+
     if !c.keys.is_empty() {
         out.push_str("\n[keys]\n");
         for (k, v) in &c.keys {

@@ -196,6 +196,31 @@ fn config_masks_the_api_key() {
 }
 
 #[test]
+fn config_shows_whether_the_workbench_takes_the_mouse() {
+    let sb = Sandbox::new();
+    let shown = |env: Option<&str>, args: &[&str]| {
+        let mut cmd = sb.cmd();
+        if let Some(v) = env {
+            cmd.env("DIAGRAPH_TUI_MOUSE", v);
+        }
+        let out = cmd.args(args).arg("config").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(shown(None, &[]).contains("[tui]\nmouse = true\n"));
+    assert!(shown(Some("false"), &[]).contains("[tui]\nmouse = false\n"));
+    assert!(shown(None, &["--no-mouse"]).contains("[tui]\nmouse = false\n"));
+    let out = sb
+        .cmd()
+        .env("DIAGRAPH_TUI_MOUSE", "sometimes")
+        .arg("config")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "DIAGRAPH_TUI_MOUSE");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn runs_lists_what_ask_stored() {
     let sb = Sandbox::new();
     let out = sb

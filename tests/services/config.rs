@@ -109,6 +109,7 @@ fn file_then_env_then_flags() {
         prompts_dir: Some("/flag/prompts".into()),
         prometheus_url: Some("http://127.0.0.1:7777".into()),
         config_file: None,
+        no_mouse: false,
     };
     let c = Config::load_with(&flags, &env, Some(&path)).unwrap();
     assert_eq!(c.database_url.as_deref(), Some("sqlite:/tmp/flag.db"));
@@ -120,6 +121,59 @@ fn file_then_env_then_flags() {
         c.metrics.prometheus_url.as_deref(),
         Some("http://127.0.0.1:7777")
     );
+}
+
+#[test]
+fn the_mouse_setting_layers_file_env_and_flag_and_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |flags: &ConfigFlags, env: &[(&str, &str)], path: Option<&Path>| {
+        Config::load_with(flags, &env_of(env), path).unwrap()
+    };
+    let no_mouse = ConfigFlags {
+        no_mouse: true,
+        ..Default::default()
+    };
+    // On by default, and the rendering says so as TOML.
+    let c = load(&ConfigFlags::default(), &[], None);
+    assert!(c.tui.mouse);
+    let parsed: toml::Table = toml::from_str(&c.render_masked_with(&env_of(&[]))).unwrap();
+    assert_eq!(parsed["tui"]["mouse"].as_bool(), Some(true));
+    // The file turns it off; the environment back on; the flag off again.
+    let off = write(dir.path(), "[tui]\nmouse = false\n");
+    assert!(!load(&ConfigFlags::default(), &[], Some(&off)).tui.mouse);
+    for on in ["true", "1", "yes", "ON"] {
+        let env = [("DIAGRAPH_TUI_MOUSE", on)];
+        assert!(
+            load(&ConfigFlags::default(), &env, Some(&off)).tui.mouse,
+            "{on}"
+        );
+    }
+    let env = [("DIAGRAPH_TUI_MOUSE", "true")];
+    let c = load(&no_mouse, &env, Some(&off));
+    assert!(!c.tui.mouse);
+    let parsed: toml::Table = toml::from_str(&c.render_masked_with(&env_of(&[]))).unwrap();
+    assert_eq!(parsed["tui"]["mouse"].as_bool(), Some(false));
+    for off_word in ["false", "0", "no", "Off"] {
+        let env = [("DIAGRAPH_TUI_MOUSE", off_word)];
+        assert!(
+            !load(&ConfigFlags::default(), &env, None).tui.mouse,
+            "{off_word}"
+        );
+    }
+    // A value that is not a switch, or a key [tui] does not have, is an
+    // error naming where it came from.
+    let err = Config::load_with(
+        &ConfigFlags::default(),
+        &env_of(&[("DIAGRAPH_TUI_MOUSE", "maybe")]),
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("DIAGRAPH_TUI_MOUSE"), "{err}");
+    assert!(err.to_string().contains("maybe"), "{err}");
+    let typo = write(dir.path(), "[tui]\nmosue = false\n");
+    let err = Config::load_with(&ConfigFlags::default(), &env_of(&[]), Some(&typo)).unwrap_err();
+    assert!(matches!(err, ConfigError::Invalid { .. }), "{err}");
+    assert!(err.to_string().contains("mosue"), "{err}");
 }
 
 #[test]

@@ -54,6 +54,7 @@ impl Tui {
             scenarios_dir: crate::helpers::scenario_dir(),
             theme: "dark".into(),
             key_overrides: BTreeMap::new(),
+            mouse: true,
             model_label: "server".into(),
             db_label: server.url.clone(),
             pack_warnings: Vec::new(),

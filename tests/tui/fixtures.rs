@@ -172,8 +172,21 @@ impl RunBuilder {
         severity: &str,
         bindings: Vec<CheckedBinding>,
     ) -> &mut Self {
+        self.gatekeeper_with(status, severity, bindings, vec![])
+    }
+
+    /// A Gatekeeper result with `unverified` bindings too (those of the
+    /// Executor's hypotheses and recommended actions).
+    pub fn gatekeeper_with(
+        &mut self,
+        status: &str,
+        severity: &str,
+        bindings: Vec<CheckedBinding>,
+        unverified: Vec<CheckedBinding>,
+    ) -> &mut Self {
         let failed_rules = bindings
             .iter()
+            .chain(&unverified)
             .filter_map(|b| b.failed_rule.clone())
             .collect();
         self.push(EventKind::GatekeeperChecked {
@@ -183,7 +196,7 @@ impl RunBuilder {
                 rule_set_version: "gatekeeper-rules-v1".into(),
                 rules: vec![],
                 checked_bindings: bindings,
-                unverified_bindings: vec![],
+                unverified_bindings: unverified,
                 claim_errors: vec![],
                 failed_rules,
                 warnings: vec![],
@@ -400,6 +413,82 @@ pub fn capped_run(run_id: i64) -> Vec<EngineEvent> {
     b.node(Composer, Outcome::Completed, "composer_completed", End);
     b.done(
         "Likely cause (low confidence): the connection pool is exhausted.",
+        Some(Verdict::LowConfid),
+    )
+}
+
+/// The claims' bindings all pass; of the bindings the Executor's
+/// hypotheses and recommended actions carry, one passes and one fails its
+/// rule, which caps the ceiling at LOW_CONFID.
+pub fn unverified_run(run_id: i64) -> Vec<EngineEvent> {
+    use NodeId::*;
+    let mut b = RunBuilder::new(run_id, "why is order-service failing?");
+    b.node(Planner, Outcome::Completed, "completed", Executor);
+    b.enter(Executor, Some("completed"));
+    let logs = b.tool("query_logs", "order-service", LOG, 2);
+    let alerts = b.tool(
+        "query_metrics",
+        "order-service",
+        "alertname=HighDbPool service=order-service state=firing",
+        1,
+    );
+    b.finish(Executor, Outcome::Completed, "completed", Gatekeeper);
+    let mut hypothesis = binding(
+        "hypotheses[0]",
+        "a long transaction holds the pool",
+        "query_metrics",
+        alerts,
+        "$.logs[0]",
+        true,
+    );
+    hypothesis.claim_type = "hypothesis".into();
+    let mut action = binding(
+        "recommended_actions[0]",
+        "restart order-service",
+        "query_logs",
+        logs,
+        "$.logs[1]",
+        false,
+    );
+    action.claim_type = "recommended_action".into();
+    action.failed_rule = Some("binding.positive_needs_positive_evidence".into());
+    b.enter(Gatekeeper, Some("completed")).gatekeeper_with(
+        "fail",
+        "low_confid",
+        vec![
+            binding(
+                "claim-1",
+                "DB pool exhausted",
+                "query_logs",
+                logs,
+                "$.logs[0]",
+                true,
+            ),
+            binding(
+                "claim-2",
+                "Alert firing",
+                "query_metrics",
+                alerts,
+                "$.logs[0]",
+                true,
+            ),
+        ],
+        vec![hypothesis, action],
+    );
+    b.verdict(None, Some(Verdict::LowConfid), None);
+    b.finish(
+        Gatekeeper,
+        Outcome::LowConfid,
+        "gatekeeper_low_confid",
+        VerifiedInput,
+    );
+    b.node(VerifiedInput, Outcome::Completed, "completed", Verifier);
+    b.enter(Verifier, Some("completed"));
+    b.verdict(Some(Verdict::Pass), Some(Verdict::LowConfid), Some(0.8));
+    b.finish(Verifier, Outcome::Completed, "completed", Composer);
+    b.node(Composer, Outcome::Completed, "composer_completed", End);
+    b.done(
+        "order-service's database connection pool is exhausted.\nNot verified: a long transaction may hold the pool.",
         Some(Verdict::LowConfid),
     )
 }

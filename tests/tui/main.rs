@@ -2,7 +2,7 @@
 //! loop on scripted input, whole-screen snapshots on a TestBackend (insta,
 //! files in `snapshots/`), untrusted text reaching the screen inert, and a
 //! few end-to-end runs of the binary in a real pseudo-terminal (tmux).
-//! Also the mouse as synthetic events (`mouse`), widths counted in columns (`widths`), and the graph pane's diagram
+//! Also the mouse as synthetic events (`mouse`), widths counted in columns (`widths`), the unverified bindings group (`unverified`), and the graph pane's diagram
 //! (`diagram`): layout from the edge table, run state, any size.
 //!
 //! Shared helpers live in `tests/helpers`; `fixtures` (synthetic runs,
@@ -28,6 +28,7 @@ mod pty;
 mod sanitize;
 mod snapshots;
 mod sources;
+mod unverified;
 mod update;
 mod widths;
 mod workbench;

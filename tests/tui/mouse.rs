@@ -116,6 +116,122 @@ fn a_click_on_a_row_of_a_scrolled_list_selects_that_row() {
     assert_eq!(state.sel.tools, 1);
 }
 
+/// The tool queries drawn now, top to bottom, with their screen rows.
+fn queries_on_screen(state: &AppState) -> Vec<(usize, u16)> {
+    let (w, h) = state.screen;
+    let text = buffer_text(render(state, w, h).backend().buffer());
+    text.lines()
+        .enumerate()
+        .filter_map(|(y, line)| {
+            let at = line.find("query-")?;
+            let n = line.get(at + 6..at + 9)?.parse().ok()?;
+            Some((n, y as u16))
+        })
+        .collect()
+}
+
+#[test]
+fn a_click_in_a_scrolled_list_selects_that_row_and_the_view_stays() {
+    for (w, h) in [(120, 40), (80, 24), (200, 60)] {
+        let mut state = sized(live_state(&many_tools(80)), w, h);
+        state.focus = Pane::Tools;
+        // Down past the bottom of the window, then back up a little: the
+        // view scrolled down once and stays while the selection moves
+        // inside it.
+        for _ in 0..50 {
+            update(&mut state, ch('j'));
+        }
+        let scrolled = queries_on_screen(&state);
+        let (first, _) = scrolled[0];
+        let height = scrolled.len();
+        assert!(first > 0, "scrolled at {w}x{h}: {scrolled:?}");
+        assert_eq!(scrolled.last().map(|r| r.0), Some(50), "{w}x{h}");
+        update(&mut state, ch('k'));
+        update(&mut state, ch('k'));
+        assert_eq!(state.sel.tools, 48);
+        assert_eq!(queries_on_screen(&state), scrolled, "keys inside the view");
+        // A click in the middle of the window selects the row clicked and
+        // the first row drawn does not change.
+        let (want, y) = scrolled[height / 2];
+        let (x, _) = at(&state, &format!("query-{want:03}"));
+        update(&mut state, click(x, y));
+        assert_eq!(state.sel.tools, want, "{w}x{h}");
+        assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        // Clicked again at the same place: the same row.
+        update(&mut state, click(x, y));
+        assert_eq!(state.sel.tools, want, "{w}x{h}");
+        // The first row and the last one drawn: selected where they are.
+        for (want, y) in [scrolled[0], scrolled[height - 1]] {
+            update(&mut state, click(x, y));
+            assert_eq!(state.sel.tools, want, "{w}x{h}");
+            assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        }
+        // The wheel scrolls the view by its step, and the selection keeps
+        // its place on screen.
+        let (want, y) = scrolled[height / 2];
+        update(&mut state, click(x, y));
+        update(&mut state, mouse(MouseEventKind::ScrollDown, x, y));
+        let wheeled = queries_on_screen(&state);
+        assert_eq!(wheeled[0].0, first + WHEEL_STEP, "{w}x{h}");
+        assert_eq!(state.sel.tools, want + WHEEL_STEP);
+        let row = wheeled.iter().find(|r| r.0 == state.sel.tools).unwrap();
+        assert_eq!(row.1, y, "the selection stays at its row");
+        update(&mut state, mouse(MouseEventKind::ScrollUp, x, y));
+        assert_eq!(queries_on_screen(&state), scrolled, "{w}x{h}");
+        assert_eq!(state.sel.tools, want);
+        // At the end of the list the view stops; the selection goes on to
+        // the last row.
+        for _ in 0..40 {
+            update(&mut state, mouse(MouseEventKind::ScrollDown, x, y));
+        }
+        let end = queries_on_screen(&state);
+        assert_eq!(end.last().map(|r| r.0), Some(79), "{w}x{h}");
+        assert_eq!(state.sel.tools, 79);
+        // Resized smaller, the selection is still drawn.
+        update(&mut state, Msg::Resize(80, 24));
+        let small = queries_on_screen(&state);
+        assert!(small.iter().any(|r| r.0 == 79), "{small:?}");
+    }
+}
+
+#[test]
+fn new_runs_arriving_above_a_scrolled_runs_list_do_not_move_it() {
+    let runs = |ids: std::ops::RangeInclusive<i64>| {
+        let list = ids
+            .map(|i| crate::fixtures::summary(i, &format!("s-{i}"), "SUCCESS"))
+            .collect();
+        Msg::RunsLoaded(Ok(list))
+    };
+    let shown = |state: &AppState| -> Vec<String> {
+        let text = buffer_text(render(state, 120, 40).backend().buffer());
+        text.lines()
+            .filter_map(|l| l.split("question ").nth(1))
+            .filter_map(|q| q.split_whitespace().next())
+            .filter(|id| id.parse::<i64>().is_ok())
+            .map(String::from)
+            .collect()
+    };
+    let mut state = sized(crate::fixtures::idle_state(), 120, 40);
+    update(&mut state, runs(1..=60));
+    state.focus = Pane::Runs;
+    for _ in 0..40 {
+        update(&mut state, ch('j'));
+    }
+    update(&mut state, ch('k'));
+    let before = shown(&state);
+    let selected = state.filtered_runs()[state.sel.runs].run_id;
+    assert!(before.len() > 5, "{before:?}");
+    assert!(!before.contains(&"60".to_string()), "scrolled: {before:?}");
+    // Two newer runs: listed first, above the rows on screen.
+    update(&mut state, runs(1..=62));
+    assert_eq!(shown(&state), before);
+    assert_eq!(state.filtered_runs()[state.sel.runs].run_id, selected);
+    // At the top, new runs show up where they arrive.
+    update(&mut state, ch('g'));
+    update(&mut state, runs(1..=63));
+    assert_eq!(shown(&state).first().map(String::as_str), Some("63"));
+}
+
 #[test]
 fn a_click_on_a_tab_switches_to_it_at_80x24() {
     let mut state = sized(live_state(&pass_run(1)), 80, 24);
@@ -244,6 +360,52 @@ fn a_click_picks_a_demo_scenario() {
 }
 
 #[test]
+fn a_click_in_a_scrolled_demo_picker_picks_that_scenario_and_the_list_stays() {
+    let mut state = sized(live_state(&pass_run(1)), 80, 24);
+    state.scenarios = Some(
+        (0..30)
+            .map(|i| DemoEntry {
+                path: format!("fixtures/scenarios/s{i:02}.toml").into(),
+                name: format!("scenario-{i:02}"),
+                description: format!("what s{i:02} shows"),
+                question: "why?".into(),
+                error: None,
+            })
+            .collect(),
+    );
+    update(&mut state, ch('d'));
+    for _ in 0..20 {
+        update(&mut state, ch('j'));
+    }
+    let names = |state: &AppState| -> Vec<(String, u16)> {
+        let text = buffer_text(render(state, 80, 24).backend().buffer());
+        text.lines()
+            .enumerate()
+            .filter_map(|(y, l)| {
+                let at = l.find("scenario-")?;
+                Some((l.get(at..at + 11)?.to_string(), y as u16))
+            })
+            .collect()
+    };
+    let before = names(&state);
+    assert!(before.len() > 3, "{before:?}");
+    assert!(before.iter().any(|n| n.0 == "scenario-20"), "{before:?}");
+    assert!(!before.iter().any(|n| n.0 == "scenario-00"), "{before:?}");
+    let (name, y) = before[before.len() / 2].clone();
+    let (x, _) = at(&state, &name);
+    update(&mut state, click(x, y));
+    let want: usize = name["scenario-".len()..].parse().unwrap();
+    match &state.popup {
+        Some(Popup::DemoPicker { selected, .. }) => assert_eq!(*selected, want),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(names(&state), before, "the list did not move");
+    // Keys inside the list move the selection, not the list.
+    update(&mut state, ch('k'));
+    assert_eq!(names(&state), before);
+}
+
+#[test]
 fn a_click_elsewhere_ends_filter_editing_and_keeps_the_filter() {
     let mut state = sized(live_state(&pass_run(1)), 120, 40);
     update(&mut state, ch('/'));
@@ -273,6 +435,38 @@ fn on_a_too_small_terminal_the_mouse_does_nothing() {
         assert_eq!(state.focus, focus);
         assert_eq!(state.sel, Default::default());
     }
+}
+
+#[test]
+fn mouse_capture_is_turned_on_only_when_the_mouse_is_on() {
+    use diagraph::tui::runtime::{enable_input_modes, undo_input_modes};
+    let written = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    // Mouse tracking (1000: clicks, 1006: SGR coordinates) and bracketed
+    // paste (2004), as crossterm writes them.
+    let on = written(&|o| enable_input_modes(o, true));
+    assert!(
+        on.contains("\x1b[?1000h") && on.contains("\x1b[?1006h"),
+        "{on:?}"
+    );
+    assert!(on.contains("\x1b[?2004h"), "{on:?}");
+    let off = written(&|o| enable_input_modes(o, false));
+    assert!(!off.contains("\x1b[?100"), "no mouse mode at all: {off:?}");
+    assert!(off.contains("\x1b[?2004h"), "paste still works: {off:?}");
+    // What was turned on is turned off again.
+    let undo = written(&|o| undo_input_modes(o, true));
+    assert!(
+        undo.contains("\x1b[?1000l") && undo.contains("\x1b[?2004l"),
+        "{undo:?}"
+    );
+    let undo = written(&|o| undo_input_modes(o, false));
+    assert!(
+        !undo.contains("\x1b[?100") && undo.contains("\x1b[?2004l"),
+        "{undo:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

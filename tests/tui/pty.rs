@@ -37,7 +37,8 @@ impl Session {
     }
 
     /// [`Session::start`], then `diagraph AFTER` on the same database once
-    /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`).
+    /// the TUI has exited (its output follows `DIAGRAPH_EXIT=`); each line
+    /// of AFTER is one such command.
     fn start_then(args: &str, after: &str, w: u16, h: u16) -> Session {
         Session::start_full(&[], args, after, w, h)
     }
@@ -45,6 +46,16 @@ impl Session {
     /// [`Session::start_then`], after running `diagraph BEFORE` (output
     /// discarded) for each of `before` on the same database.
     fn start_full(before: &[&str], args: &str, after: &str, w: u16, h: u16) -> Session {
+        Session::start_in("", before, args, after, w, h)
+    }
+
+    /// [`Session::start`] with environment variables `vars` (`A=1 B=2`)
+    /// set for the program.
+    fn start_env(vars: &str, args: &str, w: u16, h: u16) -> Session {
+        Session::start_in(vars, &[], args, "", w, h)
+    }
+
+    fn start_in(vars: &str, before: &[&str], args: &str, after: &str, w: u16, h: u16) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("tmux.sock");
         let name = "diagraph-e2e".to_string();
@@ -54,13 +65,13 @@ impl Session {
         // installed binary would be: the shipped pack and scenarios come
         // from the binary, never from the source checkout.
         let env = format!(
-            "env DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config XDG_CACHE_HOME={d}/cache"
+            "env {vars} DIAGRAPH_DATABASE_URL=sqlite:{d}/d.db XDG_DATA_HOME={d}/data XDG_CONFIG_HOME={d}/config XDG_CACHE_HOME={d}/cache"
         );
-        let after = if after.is_empty() {
-            String::new()
-        } else {
-            format!("{env} {bin} {after}; ")
-        };
+        let after: String = after
+            .lines()
+            .filter(|a| !a.trim().is_empty())
+            .map(|a| format!("{env} {bin} {a}; "))
+            .collect();
         let before: String = before
             .iter()
             .map(|b| format!("{env} {bin} {b} >/dev/null 2>&1; "))
@@ -286,6 +297,35 @@ fn the_mouse_switches_tabs_and_capture_ends_with_the_tui() {
         "00",
         "mouse capture off again"
     );
+}
+
+#[test]
+fn with_no_mouse_the_terminal_keeps_the_mouse() {
+    if !tmux_available() {
+        return;
+    }
+    // The flag, and the same through the environment.
+    let demo = format!("demo {}", scenario("01_pass.toml"));
+    for (vars, args) in [
+        ("", format!("--no-mouse {demo}")),
+        ("DIAGRAPH_TUI_MOUSE=false", demo.clone()),
+    ] {
+        let s = Session::start_env(vars, &args, 120, 36);
+        s.wait_for("the step gate", None, |s| s.contains("waiting:"));
+        // The terminal was never asked for mouse reports: a drag selects
+        // text, as it does at the shell.
+        assert_eq!(
+            s.flags("#{mouse_any_flag}#{mouse_sgr_flag}"),
+            "00",
+            "no mouse capture ({vars} {args})"
+        );
+        // The keys still do it all.
+        s.keys(&["c"]);
+        s.wait_for("the end of the run", None, reached_end);
+        s.keys(&["q"]);
+        let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
+        assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
+    }
 }
 
 #[test]
@@ -523,7 +563,9 @@ fn two_runs_compare_side_by_side_and_export() {
     let s = Session::start_full(
         &[&pass, &capped],
         "",
-        "export 2 --format markdown | head -1",
+        "export 2 --format markdown | head -1\n\
+         export 2 --format mermaid | head -1\n\
+         export 2 --format json | grep -m1 runId",
         140,
         40,
     );
@@ -557,6 +599,12 @@ fn two_runs_compare_side_by_side_and_export() {
         tail.iter().any(|l| l.starts_with("# diagraph run 2")),
         "{after}"
     );
+    // The routing table as Mermaid, and the Run Trace of the same run.
+    assert!(
+        tail.iter().any(|l| l.starts_with("flowchart TD")),
+        "{after}"
+    );
+    assert!(tail.iter().any(|l| l.trim() == "\"runId\": 2,"), "{after}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! `run` sets the terminal up with `ratatui::try_init` (raw mode, alternate
 //! screen, and a panic hook that restores the terminal) plus bracketed
-//! paste and mouse capture, drives the event
+//! paste and mouse capture (unless `[tui] mouse` is off), drives the event
 //! loop, and restores the terminal on every exit path: normal quit, error
 //! and panic. Nothing is printed to stdout while the screen is up; logs go
 //! through `tracing` to the file the CLI configured.
@@ -43,6 +43,9 @@ pub struct TuiContext {
     pub theme: String,
     /// Action -> key spec.
     pub key_overrides: BTreeMap<String, String>,
+    /// Capture the mouse (`[tui] mouse`); off, the terminal keeps its own
+    /// text selection.
+    pub mouse: bool,
     /// e.g. "offline (rule-based)".
     pub model_label: String,
     pub db_label: String,
@@ -133,14 +136,13 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     drop(tx);
 
     let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
-    // A paste arrives as one event (a pasted newline is part of the
-    // question, never Enter), and clicks and the wheel as mouse events;
-    // both are undone on every exit, a panic included (before ratatui's
-    // own hook restores the screen).
-    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture);
+    // Undone on every exit, a panic included (before ratatui's own hook
+    // restores the screen).
+    let mouse = ctx.mouse;
+    let _ = enable_input_modes(&mut std::io::stdout(), mouse);
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        undo_input_modes();
+        let _ = undo_input_modes(&mut std::io::stdout(), mouse);
         hook(info);
     }));
     let msgs = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
@@ -149,7 +151,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
             effects.handle(cmd)
         })
         .await;
-    undo_input_modes();
+    let _ = undo_input_modes(&mut std::io::stdout(), mouse);
     let restored = ratatui::try_restore();
     // A run stopped by quitting ends CANCELLED; wait until that is saved
     // (the screen is already back), so it is never left RUNNING.
@@ -185,14 +187,25 @@ fn stop_on_signal(tx: mpsc::Sender<Msg>) {
     drop(tx);
 }
 
-/// Turns off what `run` turned on besides ratatui's raw mode and
-/// alternate screen: bracketed paste and mouse capture.
-fn undo_input_modes() {
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste
-    );
+/// Turns on what the workbench reads besides ratatui's raw mode and
+/// alternate screen: bracketed paste (a paste arrives as one event, and a
+/// pasted newline is part of the question, never Enter), and, unless the
+/// mouse is left to the terminal, mouse capture (clicks and the wheel as
+/// events, at the cost of the terminal's own text selection).
+pub fn enable_input_modes(out: &mut impl std::io::Write, mouse: bool) -> std::io::Result<()> {
+    crossterm::execute!(out, EnableBracketedPaste)?;
+    if mouse {
+        crossterm::execute!(out, EnableMouseCapture)?;
+    }
+    Ok(())
+}
+
+/// Turns off what [`enable_input_modes`] turned on.
+pub fn undo_input_modes(out: &mut impl std::io::Write, mouse: bool) -> std::io::Result<()> {
+    if mouse {
+        crossterm::execute!(out, DisableMouseCapture)?;
+    }
+    crossterm::execute!(out, DisableBracketedPaste)
 }
 
 /// How long quitting waits for a cancelled run to save its end.

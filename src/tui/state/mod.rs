@@ -196,20 +196,76 @@ pub enum Popup {
     DemoPicker {
         entries: Vec<DemoEntry>,
         selected: usize,
+        /// The first scenario drawn: kept, as a table's first row is, so
+        /// a click picks the scenario under it without the list moving.
+        top: usize,
         loading: bool,
         queued: Vec<Action>,
     },
 }
 
+/// The selected row of each table, and the first row each shows: the
+/// scroll is state, not recomputed from the selection at each frame, so
+/// what is drawn and what a click hits agree, and a click or the wheel
+/// never makes the view jump.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Selections {
     pub runs: usize,
     pub transitions: usize,
     pub tools: usize,
     pub bindings: usize,
+    /// First drawn row of each table (the runs list, transitions, tools,
+    /// bindings), counting every row drawn (a group heading, the running
+    /// node's row). The view moves it only as far as it must to keep the
+    /// selection in sight.
+    pub tops: [usize; 4],
     pub answer_scroll: u16,
     pub graph_scroll: u16,
     pub verdict_scroll: u16,
+}
+
+impl Selections {
+    fn table_index(pane: Pane) -> Option<usize> {
+        match pane {
+            Pane::Runs => Some(0),
+            Pane::Transitions => Some(1),
+            Pane::Tools => Some(2),
+            Pane::Bindings => Some(3),
+            _ => None,
+        }
+    }
+
+    /// The selected row of a table pane (0 for other panes).
+    pub fn selected(&self, pane: Pane) -> usize {
+        match pane {
+            Pane::Runs => self.runs,
+            Pane::Transitions => self.transitions,
+            Pane::Tools => self.tools,
+            Pane::Bindings => self.bindings,
+            _ => 0,
+        }
+    }
+
+    pub fn select(&mut self, pane: Pane, row: usize) {
+        match pane {
+            Pane::Runs => self.runs = row,
+            Pane::Transitions => self.transitions = row,
+            Pane::Tools => self.tools = row,
+            Pane::Bindings => self.bindings = row,
+            _ => {}
+        }
+    }
+
+    /// The first row a table pane was last drawn from (0 for other panes).
+    pub fn top(&self, pane: Pane) -> usize {
+        Selections::table_index(pane).map_or(0, |i| self.tops[i])
+    }
+
+    pub fn set_top(&mut self, pane: Pane, top: usize) {
+        if let Some(i) = Selections::table_index(pane) {
+            self.tops[i] = top;
+        }
+    }
 }
 
 pub struct AppState {
@@ -309,6 +365,7 @@ impl AppState {
         self.popup = Some(Popup::DemoPicker {
             entries: self.scenarios.clone().unwrap_or_default(),
             selected: 0,
+            top: 0,
             loading: self.scenarios.is_none(),
             queued: Vec::new(),
         });

@@ -6,7 +6,7 @@
 use super::Command;
 use crate::tui::keymap::Action;
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Pending, Popup, StoredRun, Subject};
-use crate::tui::view::{detail, inspect, max_scroll, screen_areas};
+use crate::tui::view::{detail, inspect, max_scroll, screen_areas, tables};
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::run::RunStatus;
 use ratatui::layout::Rect;
@@ -227,36 +227,40 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
     let text_max = screen_areas(state, screen)
         .and_then(|a| a.rect_of(state.focus))
         .map_or(0, |r| max_scroll(state, state.focus, r));
-    let view = &state.shown.view;
-    let runs_len = state.filtered_runs().len();
-    let (sel, len) = match state.focus {
-        Pane::Runs => (&mut state.sel.runs, runs_len),
-        Pane::Transitions => (&mut state.sel.transitions, view.transitions.len()),
-        Pane::Tools => (&mut state.sel.tools, view.invocations.len()),
-        Pane::Bindings => (
-            &mut state.sel.bindings,
-            view.gatekeeper
-                .as_ref()
-                .map_or(0, |g| g.checked_bindings.len()),
-        ),
+    let pane = state.focus;
+    match pane {
         Pane::Answer | Pane::Graph | Pane::Verdict => {
-            let scroll = match state.focus {
+            let scroll = match pane {
                 Pane::Answer => &mut state.sel.answer_scroll,
                 Pane::Verdict => &mut state.sel.verdict_scroll,
                 _ => &mut state.sel.graph_scroll,
             };
             *scroll = scrolled(*scroll, action, text_max);
-            return;
         }
-        Pane::Input => return,
-    };
-    let last = len.saturating_sub(1);
-    *sel = match action {
-        Action::Down => (*sel + 1).min(last),
-        Action::Up => sel.saturating_sub(1),
-        Action::Top => 0,
-        _ => last,
-    };
+        Pane::Input => {}
+        _ => {
+            let last = tables::scroll::rows(state, pane).len.saturating_sub(1);
+            let sel = state.sel.selected(pane);
+            let moved = match action {
+                Action::Down => (sel + 1).min(last),
+                Action::Up => sel.saturating_sub(1),
+                Action::Top => 0,
+                _ => last,
+            };
+            state.sel.select(pane, moved);
+            keep_in_view(state, pane);
+        }
+    }
+}
+
+/// Stores the first row a table pane shows now, as the view draws it
+/// with the selection in sight, so the next frame and the next click
+/// start from there instead of recomputing the scroll from the selection.
+pub(super) fn keep_in_view(state: &mut AppState, pane: Pane) {
+    let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
+    if let Some(top) = tables::first_shown(state, pane, screen) {
+        state.sel.set_top(pane, top);
+    }
 }
 
 pub(super) fn open(state: &mut AppState) -> Vec<Command> {
@@ -296,8 +300,8 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
             let binding = view
                 .gatekeeper
                 .as_ref()
-                .and_then(|g| g.checked_bindings.get(state.sel.bindings));
-            if let Some(b) = binding {
+                .and_then(|g| tables::bindings::binding_at(g, state.sel.bindings));
+            if let Some((b, unverified)) = binding {
                 let mut value = serde_json::to_value(b).unwrap_or_default();
                 // The Gatekeeper's claim-level errors about this claim.
                 let errors: Vec<&String> = view
@@ -315,8 +319,15 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
                 {
                     obj.insert("claim_errors".into(), serde_json::json!(errors));
                 }
+                let kind = if unverified {
+                    // Said in the title: the detail of one of the
+                    // hypotheses' or actions' bindings is no finding's.
+                    format!("{} binding", tables::bindings::UNVERIFIED)
+                } else {
+                    "binding".into()
+                };
                 state.popup = Some(Popup::Detail {
-                    title: format!("binding {} · {}", b.claim_id, b.tool_name),
+                    title: format!("{kind} {} · {}", b.claim_id, b.tool_name),
                     lines: detail::json_lines(&value, &state.theme),
                     scroll: 0,
                     subject: None,

@@ -6,7 +6,7 @@
 use super::Command;
 use super::actions::subject_lines;
 use super::input::on_popup_action;
-use crate::tui::state::{AppState, DemoEntry, Mode, Popup, StoredRun};
+use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Popup, StoredRun};
 use crate::tui::view::chrome;
 use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunSummary;
@@ -105,6 +105,7 @@ pub(super) fn on_scenarios_loaded(state: &mut AppState, loaded: Vec<DemoEntry>) 
     let Some(Popup::DemoPicker {
         entries,
         selected,
+        top,
         loading,
         queued,
     }) = state.popup.as_mut()
@@ -116,6 +117,7 @@ pub(super) fn on_scenarios_loaded(state: &mut AppState, loaded: Vec<DemoEntry>) 
         .and_then(|p| loaded.iter().position(|e| e.path == p))
         .unwrap_or(0);
     *entries = loaded;
+    *top = 0;
     *loading = false;
     let queued = std::mem::take(queued);
     let mut cmds = vec![];
@@ -192,9 +194,19 @@ fn set_runs(state: &mut AppState, mut runs: Vec<RunSummary>) {
     state.runs = runs;
     state.runs_error = None;
     let at = selected.and_then(|id| state.filtered_runs().iter().position(|r| r.run_id == id));
+    let before = state.sel.runs;
     state.sel.runs = at
         .unwrap_or(state.sel.runs)
         .min(state.runs.len().saturating_sub(1));
+    // A list scrolled down moves with its selected run, so new runs
+    // arriving above do not shift what is on screen; at the top it stays
+    // at the top, where they appear.
+    let top = state.sel.top(Pane::Runs);
+    if top > 0 {
+        state
+            .sel
+            .set_top(Pane::Runs, (top + state.sel.runs).saturating_sub(before));
+    }
 }
 
 /// Lists a finished live run even without a store.

@@ -200,21 +200,27 @@ pub(super) fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Comma
         ) => queued.push(a),
         (
             Popup::DemoPicker {
-                entries, selected, ..
+                entries,
+                selected,
+                top,
+                ..
             },
             a,
-        ) => match a {
-            Action::Down => *selected = (*selected + 1).min(entries.len().saturating_sub(1)),
-            Action::Up => *selected = selected.saturating_sub(1),
-            Action::Top => *selected = 0,
-            Action::Bottom => *selected = entries.len().saturating_sub(1),
-            Action::Open => {
-                if let Some(entry) = entries.get(*selected).cloned() {
-                    return start_demo(state, entry);
+        ) => {
+            match a {
+                Action::Down => *selected = (*selected + 1).min(entries.len().saturating_sub(1)),
+                Action::Up => *selected = selected.saturating_sub(1),
+                Action::Top => *selected = 0,
+                Action::Bottom => *selected = entries.len().saturating_sub(1),
+                Action::Open => {
+                    if let Some(entry) = entries.get(*selected).cloned() {
+                        return start_demo(state, entry);
+                    }
                 }
+                _ => {}
             }
-            _ => {}
-        },
+            *top = chrome::picker_top(entries.len(), *selected, *top, screen);
+        }
         (Popup::Confirm(_), _) => {}
     }
     vec![]

@@ -6,7 +6,7 @@
 //! at the terminal size last seen.
 
 use super::Command;
-use super::actions::move_selection;
+use super::actions::{keep_in_view, move_selection};
 use super::input::on_popup_action;
 use crate::tui::keymap::Action;
 use crate::tui::state::{AppState, Pane, Popup};
@@ -55,11 +55,14 @@ fn click(state: &mut AppState, screen: Rect, at: Position) -> Vec<Command> {
         if let Some(Popup::DemoPicker {
             entries,
             selected,
+            top,
             loading: false,
             ..
         }) = state.popup.as_mut()
-            && let Some(k) = chrome::picker_entry_at(entries.len(), *selected, screen, at.y)
+            && let Some(k) = chrome::picker_entry_at(entries.len(), (*selected, *top), screen, at.y)
         {
+            // The scenario clicked is on screen: the list stays put.
+            *top = chrome::picker_top(entries.len(), *selected, *top, screen);
             *selected = k;
         }
         return vec![];
@@ -79,16 +82,40 @@ fn click(state: &mut AppState, screen: Rect, at: Position) -> Vec<Command> {
     if pane.is_table()
         && let Some(k) = tables::row_at(state, pane, rect, at.y)
     {
-        let sel = &mut state.sel;
-        match pane {
-            Pane::Runs => sel.runs = k,
-            Pane::Transitions => sel.transitions = k,
-            Pane::Tools => sel.tools = k,
-            _ => sel.bindings = k,
-        }
+        // The row clicked is on screen: the view stays where it is.
+        state.sel.select(pane, k);
+        keep_in_view(state, pane);
     }
     focus(state, pane);
     vec![]
+}
+
+/// One notch of the wheel over a table: the view scrolls, and the
+/// selection moves with it, keeping its place on screen (as far as the
+/// ends of the list allow).
+fn scroll_table(state: &mut AppState, pane: Pane, screen: Rect, down: bool) {
+    let Some(area) = screen_areas(state, screen).and_then(|a| a.rect_of(pane)) else {
+        return;
+    };
+    let height = usize::from(tables::scroll::rows_area(state, pane, area).height);
+    let rows = tables::scroll::rows(state, pane);
+    let start = tables::scroll::shown(state, pane, height).start;
+    let last_top = rows.drawn.saturating_sub(height);
+    let sel = state.sel.selected(pane);
+    let (top, moved) = if down {
+        (
+            (start + WHEEL_STEP).min(last_top),
+            (sel + WHEEL_STEP).min(rows.len.saturating_sub(1)),
+        )
+    } else {
+        (
+            start.saturating_sub(WHEEL_STEP),
+            sel.saturating_sub(WHEEL_STEP),
+        )
+    };
+    state.sel.set_top(pane, top);
+    state.sel.select(pane, moved);
+    keep_in_view(state, pane);
 }
 
 fn wheel(state: &mut AppState, screen: Rect, at: Position, action: Action) -> Vec<Command> {
@@ -110,8 +137,12 @@ fn wheel(state: &mut AppState, screen: Rect, at: Position, action: Action) -> Ve
                 Some((pane, _)) => focus(state, pane),
                 None => {}
             }
-            for _ in 0..WHEEL_STEP {
-                move_selection(state, action);
+            if state.focus.is_table() {
+                scroll_table(state, state.focus, screen, action == Action::Down);
+            } else {
+                for _ in 0..WHEEL_STEP {
+                    move_selection(state, action);
+                }
             }
             vec![]
         }

@@ -332,25 +332,33 @@ pub fn demo_picker_rect(area: Rect) -> Rect {
 /// why it did not load.
 const PICKER_ENTRY_LINES: usize = 2;
 
-/// How far the picker's list is scrolled to keep `selected` in sight.
-fn picker_scroll(selected: usize, inner_h: u16) -> usize {
-    (selected * PICKER_ENTRY_LINES + PICKER_ENTRY_LINES).saturating_sub(inner_h.into())
+/// The first scenario the picker drawn on a screen of `area` shows: from
+/// `top`, moved only as far as it takes to keep `selected` in sight.
+pub fn picker_top(entries: usize, selected: usize, top: usize, area: Rect) -> usize {
+    let inner = demo_picker_rect(area).inner(ratatui::layout::Margin::new(1, 1));
+    let fit = (usize::from(inner.height) / PICKER_ENTRY_LINES).max(1);
+    super::tables::scroll::window(selected, top, entries, fit).0
 }
 
 /// The scenario the picker drawn on a screen of `area` shows at row `y`.
-pub fn picker_entry_at(entries: usize, selected: usize, area: Rect, y: u16) -> Option<usize> {
+pub fn picker_entry_at(
+    entries: usize,
+    (selected, top): (usize, usize),
+    area: Rect,
+    y: u16,
+) -> Option<usize> {
     let inner = demo_picker_rect(area).inner(ratatui::layout::Margin::new(1, 1));
     if !(inner.top()..inner.bottom()).contains(&y) {
         return None;
     }
-    let line = picker_scroll(selected, inner.height) + usize::from(y - inner.y);
-    let k = line / PICKER_ENTRY_LINES;
+    let first = picker_top(entries, selected, top, area);
+    let k = first + usize::from(y - inner.y) / PICKER_ENTRY_LINES;
     (k < entries).then_some(k)
 }
 
 pub fn demo_picker(
     entries: &[DemoEntry],
-    selected: usize,
+    (selected, top): (usize, usize),
     loading: bool,
     t: &Theme,
     area: Rect,
@@ -396,6 +404,7 @@ pub fn demo_picker(
             )),
         }
     }
-    let scroll = picker_scroll(selected, inner.height) as u16;
+    let first = picker_top(entries.len(), selected, top, area);
+    let scroll = u16::try_from(first * PICKER_ENTRY_LINES).unwrap_or(u16::MAX);
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
 }

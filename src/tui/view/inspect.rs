@@ -18,7 +18,9 @@ use super::tables::fmt_ms;
 use crate::text::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{RunView, StoredRun as Stored};
 use crate::tui::theme::{Role, Theme};
-use crate::vocab::contracts::{GatekeeperResult, parse_verifier_output};
+use crate::vocab::contracts::{
+    BindingStatus, CheckedBinding, GatekeeperResult, parse_verifier_output,
+};
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::NodeId;
 use crate::vocab::run_trace::TracedStep;
@@ -370,7 +372,8 @@ fn verifier_output(out: &mut Out, response: &str) {
 }
 
 /// The Gatekeeper's result: status, bindings, and its claim-level errors,
-/// failed rules and warnings.
+/// failed rules and warnings; then, in a section of their own, the
+/// unverified bindings of hypotheses and actions.
 fn gatekeeper(out: &mut Out, g: &GatekeeperResult) {
     out.section("gatekeeper");
     let pass = g.verified_binding_count();
@@ -389,26 +392,25 @@ fn gatekeeper(out: &mut Out, g: &GatekeeperResult) {
         Role::Text,
     );
     out.kv("rule set", g.rule_set_version.clone(), Role::Muted);
+    let failed_line = |b: &CheckedBinding| {
+        format!(
+            "{} · {} · {}{}",
+            b.claim_id,
+            b.failed_rule.as_deref().unwrap_or(""),
+            b.raw_path.as_deref().unwrap_or("—"),
+            if b.detail.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", b.detail)
+            }
+        )
+    };
     for b in g
         .checked_bindings
         .iter()
         .filter(|b| b.failed_rule.is_some())
     {
-        out.kv(
-            "failed binding",
-            format!(
-                "{} · {} · {}{}",
-                b.claim_id,
-                b.failed_rule.as_deref().unwrap_or(""),
-                b.raw_path.as_deref().unwrap_or("—"),
-                if b.detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · {}", b.detail)
-                }
-            ),
-            Role::BindingFailed,
-        );
+        out.kv("failed binding", failed_line(b), Role::BindingFailed);
     }
     for e in &g.errors {
         out.kv("claim error", e.clone(), Role::Error);
@@ -418,6 +420,35 @@ fn gatekeeper(out: &mut Out, g: &GatekeeperResult) {
     }
     for w in &g.warnings {
         out.kv("warning", w.clone(), Role::Degraded);
+    }
+    if !g.unverified_bindings.is_empty() {
+        // Apart from the claims' bindings: they ground no finding.
+        out.section(super::tables::bindings::UNVERIFIED);
+        let (pass, total) = super::tables::bindings::passed(&g.unverified_bindings);
+        out.kv(
+            "bindings",
+            format!("{pass}/{total} pass"),
+            if pass < total {
+                Role::BindingFailed
+            } else {
+                Role::Muted
+            },
+        );
+        for b in &g.unverified_bindings {
+            match b.status {
+                BindingStatus::Fail => out.kv("failed", failed_line(b), Role::BindingFailed),
+                BindingStatus::Pass => out.kv(
+                    "pass",
+                    format!(
+                        "{} · {} · {}",
+                        b.claim_id,
+                        b.tool_name,
+                        b.raw_path.as_deref().unwrap_or("—")
+                    ),
+                    Role::Muted,
+                ),
+            }
+        }
     }
 }
 

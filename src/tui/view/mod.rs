@@ -232,11 +232,12 @@ pub fn view(state: &AppState, frame: &mut Frame) {
         Some(Popup::DemoPicker {
             entries,
             selected,
+            top,
             loading,
             ..
         }) => chrome::demo_picker(
             entries,
-            *selected,
+            (*selected, *top),
             *loading,
             theme,
             area,

@@ -117,7 +117,7 @@ impl VerdictPane<'_> {
         } else {
             Role::BindingFailed
         };
-        vec![
+        let mut lines = vec![
             Line::from(vec![
                 label("gatekeeper"),
                 Span::styled(
@@ -140,7 +140,24 @@ impl VerdictPane<'_> {
                     }),
                 ),
             ]),
-        ]
+        ];
+        // The hypotheses' and actions' bindings: a line of their own, never
+        // in the count above.
+        let (pass, total) = super::tables::bindings::passed(&g.unverified_bindings);
+        if total > 0 {
+            lines.push(Line::from(vec![
+                label("unverified"),
+                Span::styled(
+                    format!("{pass}/{total} pass (hypotheses/actions)"),
+                    t.style(if pass < total {
+                        Role::BindingFailed
+                    } else {
+                        Role::Muted
+                    }),
+                ),
+            ]));
+        }
+        lines
     }
 }
 
@@ -163,6 +180,7 @@ pub fn ceiling_reasons(view: &RunView) -> Vec<String> {
         let of_binding = g
             .checked_bindings
             .iter()
+            .chain(&g.unverified_bindings)
             .any(|b| b.failed_rule.as_deref() == Some(rule.as_str()));
         let rule = sanitize_line(rule);
         if !of_binding && !out.iter().any(|o| o.contains(&rule)) {

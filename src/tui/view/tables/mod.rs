@@ -1,5 +1,6 @@
 //! The four table panes: runs, transitions, tool invocations and
-//! Gatekeeper checked bindings. Only the rows that fit are built, so a run
+//! Gatekeeper bindings (the claims' checked ones, and apart from them the
+//! unverified ones of hypotheses and actions: `bindings`). Only the rows that fit are built, so a run
 //! with hundreds of invocations renders as fast as a short one. Every
 //! untrusted cell is sanitised.
 //!
@@ -9,12 +10,16 @@
 //! takes the rest. Only when a table is too narrow for its identifiers
 //! are they cut, in the middle, so both ends stay readable.
 
+pub mod bindings;
+pub mod scroll;
+
+pub use scroll::{first_shown, row_at};
+
 use super::columns::{self, Col};
 use super::{pane_block, verdict_span};
 use crate::text::{sanitize_line, truncate_middle, truncate_width};
 use crate::tui::state::{AppState, Pane};
 use crate::tui::theme::Role;
-use crate::vocab::contracts::BindingStatus;
 use crate::vocab::run::{RunStatus, RunSummary};
 use crate::vocab::tool::{EvidenceStatus, ToolInvocation};
 use crate::vocab::usage::cost_text;
@@ -22,16 +27,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
-
-/// Rows [start, end) to draw so that `selected` stays visible.
-pub fn window(selected: usize, len: usize, height: usize) -> (usize, usize) {
-    if height == 0 || len == 0 {
-        return (0, 0);
-    }
-    let selected = selected.min(len - 1);
-    let start = (selected + 1).saturating_sub(height);
-    (start, (start + height).min(len))
-}
 
 /// Space between columns.
 const SPACING: u16 = 1;
@@ -72,11 +67,29 @@ fn tab_title(state: &AppState, pane: Pane, tabbed: bool, width: u16) -> Line<'st
             .map_or(0, |g| g.checked_bindings.len()),
         _ => 0,
     };
+    // The unverified bindings are counted apart from the claims' own.
+    let unverified = state
+        .view()
+        .gatekeeper
+        .as_ref()
+        .map(|g| bindings::passed(&g.unverified_bindings))
+        .filter(|(_, total)| *total > 0);
     let label = |p: Pane, short: bool| {
         let title = if short { short_title(p) } else { p.title() };
         let mut s = format!("{title} ({})", count(p));
         if p == Pane::Bindings && state.view().failed_bindings() > 0 {
             s.push_str(&format!(" ✗{}", state.view().failed_bindings()));
+        }
+        if p == Pane::Bindings
+            && let Some((pass, total)) = unverified
+        {
+            s.push_str(&format!(" +{total}"));
+            if !short {
+                s.push_str(" unverified");
+            }
+            if pass < total {
+                s.push_str(&format!(" ✗{}", total - pass));
+            }
         }
         if p == Pane::Runs && !state.filter.is_empty() {
             s.push_str(&format!(" /{}", sanitize_line(&state.filter)));
@@ -128,55 +141,6 @@ pub fn tab_at(state: &AppState, active: Pane, area: Rect, x: u16) -> Option<Pane
     None
 }
 
-/// Where a table pane drawn at `area` lists its rows (below the borders,
-/// the filter line while it is edited, and the header).
-fn rows_area(state: &AppState, pane: Pane, area: Rect) -> Rect {
-    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
-    let editing = u16::from(state.filter_editing && pane == Pane::Runs);
-    let top = editing + 1;
-    Rect {
-        y: inner.y.saturating_add(top),
-        height: inner.height.saturating_sub(top),
-        ..inner
-    }
-}
-
-/// How many rows a table pane can select, and which one is selected.
-fn selectable(state: &AppState, pane: Pane) -> (usize, usize) {
-    let v = state.view();
-    match pane {
-        Pane::Runs => (state.filtered_runs().len(), state.sel.runs),
-        Pane::Transitions => (v.transitions.len(), state.sel.transitions),
-        Pane::Tools => (v.invocations.len(), state.sel.tools),
-        _ => (
-            v.gatekeeper
-                .as_ref()
-                .map_or(0, |g| g.checked_bindings.len()),
-            state.sel.bindings,
-        ),
-    }
-}
-
-/// The index of the row a table pane drawn at `area` shows at screen
-/// row `y`, if that row lists one it can select.
-pub fn row_at(state: &AppState, pane: Pane, area: Rect, y: u16) -> Option<usize> {
-    let rows = rows_area(state, pane, area);
-    if !(rows.top()..rows.bottom()).contains(&y) {
-        return None;
-    }
-    let (len, selected) = selectable(state, pane);
-    // The live node's row in the transitions counts for the window, as
-    // drawn, but is not selectable.
-    let drawn = if pane == Pane::Transitions {
-        len + usize::from(state.node_elapsed().is_some())
-    } else {
-        len
-    };
-    let (start, _) = window(selected, drawn, rows.height.into());
-    let k = start + usize::from(y - rows.y);
-    (k < len).then_some(k)
-}
-
 pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf: &mut Buffer) {
     let t = &state.theme;
     let block = pane_block(
@@ -204,13 +168,13 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
     } else {
         inner
     };
-    let rows_h = usize::from(rows_area(state, pane, area).height);
+    let rows_h = usize::from(scroll::rows_area(state, pane, area).height);
     let focused = state.focus == pane;
     let parts = match pane {
         Pane::Runs => runs(state, rows_h, inner.width),
         Pane::Transitions => transitions(state, rows_h, inner.width),
         Pane::Tools => tools(state, rows_h, inner.width),
-        _ => bindings(state, rows_h, inner.width),
+        _ => bindings::bindings(state, rows_h, inner.width),
     };
     if parts.rows.is_empty() {
         let msg = match pane {
@@ -253,6 +217,20 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
         .column_spacing(SPACING)
         .style(t.style(Role::Text))
         .render(inner, buf);
+    if let Some((i, line)) = parts.heading {
+        // Below the header row, across every column.
+        let y = inner.y.saturating_add(1).saturating_add(i as u16);
+        if y < inner.bottom() {
+            Paragraph::new(line).render(
+                Rect {
+                    y,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+        }
+    }
 }
 
 struct TableParts {
@@ -261,6 +239,9 @@ struct TableParts {
     rows: Vec<Row<'static>>,
     /// Index of the selected row among `rows`.
     selected: Option<usize>,
+    /// A group heading drawn across the table over the empty row of this
+    /// index among `rows`.
+    heading: Option<(usize, Line<'static>)>,
 }
 
 /// A run's status as listed: a fallback answer reads DEGRADED.
@@ -312,7 +293,8 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
     // Only the rows shown are formatted: the list can hold 10,000 runs.
     // Times and durations have bounded widths; sessions are measured on
     // the rows shown.
-    let (start, end) = window(state.sel.runs, list.len(), h);
+    let win = scroll::shown(state, Pane::Runs, h);
+    let (start, end) = (win.start, win.end);
     let shown = list.get(start..end).unwrap_or_default();
     let times: Vec<String> = shown.iter().map(|r| short_time(&r.created_at)).collect();
     // The cost column only when a shown run had a priced model: the
@@ -419,7 +401,8 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
         header,
         widths,
         rows,
-        selected: Some(state.sel.runs.min(list.len().saturating_sub(1)) - start),
+        selected: win.selected,
+        heading: None,
     }
 }
 
@@ -457,8 +440,8 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
     );
     // The node running now gets a row of its own, with its clock.
     let live = state.node_elapsed();
-    let len = list.len() + usize::from(live.is_some());
-    let (start, end) = window(state.sel.transitions, len, h);
+    let win = scroll::shown(state, Pane::Transitions, h);
+    let (start, end) = (win.start, win.end);
     let mut rows: Vec<Row<'static>> = list[start..end.min(list.len())]
         .iter()
         .enumerate()
@@ -514,7 +497,8 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
         ],
         widths,
         rows,
-        selected: Some(state.sel.transitions.min(len.saturating_sub(1)) - start),
+        selected: win.selected,
+        heading: None,
     }
 }
 
@@ -579,7 +563,8 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
             .droppable(1),
         ],
     );
-    let (start, end) = window(state.sel.tools, list.len(), h);
+    let win = scroll::shown(state, Pane::Tools, h);
+    let (start, end) = (win.start, win.end);
     let rows = list[start..end]
         .iter()
         .map(|inv| {
@@ -604,98 +589,7 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
         header: vec!["id", "tool", "query", "evidence", "refs", "took"],
         widths,
         rows,
-        selected: Some(state.sel.tools.min(list.len().saturating_sub(1)) - start),
-    }
-}
-
-fn bindings(state: &AppState, h: usize, width: u16) -> TableParts {
-    let t = &state.theme;
-    let empty = Vec::new();
-    let list = state
-        .view()
-        .gatekeeper
-        .as_ref()
-        .map_or(&empty, |g| &g.checked_bindings);
-    let widths = columns::fit(
-        width,
-        SPACING,
-        &[
-            Col::fill(12, 2),
-            Col::fit(
-                "tool",
-                columns::widest(list.iter().map(|b| b.tool_name.as_str())),
-                10,
-            ),
-            Col::fit(
-                "inv",
-                columns::widest_number(list.iter().filter_map(|b| b.source_invocation_id)),
-                4,
-            ),
-            Col::fit(
-                "raw_path",
-                columns::widest(list.iter().map(|b| b.raw_path.as_deref().unwrap_or("—"))),
-                10,
-            ),
-            Col::fit("check", 4, 5),
-            Col::fit(
-                "failed rule",
-                columns::widest(list.iter().filter_map(|b| b.failed_rule.as_deref())),
-                12,
-            ),
-            Col::fill(10, 3),
-        ],
-    );
-    let (start, end) = window(state.sel.bindings, list.len(), h);
-    let rows = list[start..end]
-        .iter()
-        .map(|b| {
-            let pass = b.status == BindingStatus::Pass;
-            let claim = if b.claim_text.is_empty() {
-                b.claim_id.clone()
-            } else {
-                format!("{}: {}", b.claim_id, b.claim_text)
-            };
-            let matched = if pass {
-                &b.matched_text
-            } else {
-                &b.evidence_excerpt
-            };
-            let row = Row::new(columns::shown(
-                &widths,
-                vec![
-                    Cell::from(cell_text(&claim)),
-                    Cell::from(id_cell(&b.tool_name, widths[1])),
-                    Cell::from(id_cell(
-                        &b.source_invocation_id
-                            .map(|i| i.to_string())
-                            .unwrap_or_else(|| "—".into()),
-                        widths[2],
-                    )),
-                    Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), widths[3])),
-                    Cell::from(if pass { "PASS" } else { "FAIL" }),
-                    Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), widths[5])),
-                    Cell::from(cell_text(matched)),
-                ],
-            ));
-            if pass {
-                row.style(t.style(Role::BindingPass))
-            } else {
-                row.style(t.style(Role::BindingFailed))
-            }
-        })
-        .collect();
-    TableParts {
-        header: vec![
-            "claim",
-            "tool",
-            "inv",
-            "raw_path",
-            "check",
-            "failed rule",
-            "matched / excerpt",
-        ],
-        widths,
-        rows,
-        selected: Some(state.sel.bindings.min(list.len().saturating_sub(1)) - start),
+        selected: win.selected,
+        heading: None,
     }
 }
