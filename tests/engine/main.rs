@@ -27,6 +27,7 @@ mod layering;
 mod lifecycle;
 mod parsers_props;
 mod prompts;
+mod redteam;
 mod routes;
 mod run_failures;
 mod scenarios;
