@@ -497,3 +497,133 @@ async fn a_claim_id_in_another_case_spacing_or_with_invisibles_is_the_same_claim
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_negative_finding_reaches_the_user_only_as_the_template() {
+    // stated as health, in English and Chinese: rejected
+    for (zh, statement, hidden) in [
+        (
+            false,
+            "inventory-service is healthy: its ERROR logs are ruled out.",
+            "healthy",
+        ),
+        (
+            false,
+            "inventory-service has no errors, so it works fine.",
+            "works fine",
+        ),
+        (true, "inventory-service 一切正常，已排除故障。", "一切正常"),
+        (true, "inventory-service 没有问题。", "没有问题"),
+    ] {
+        rejected(
+            zh,
+            statement,
+            &["c-none"],
+            "answer.statement_polarity",
+            hidden,
+        )
+        .await;
+    }
+    // mixed with a positive claim, the negation could travel: rejected
+    rejected(
+        false,
+        "payment-service HighCPUUsage is firing; inventory-service has no ERROR logs.",
+        &["c-cpu", "c-none"],
+        "answer.negative_by_template",
+        "inventory-service has no ERROR",
+    )
+    .await;
+    // a neutral wording is accepted but never shown: the template is
+    let neutral = composer(&[
+        (
+            "inventory-service showed zero ERROR logs in this query.",
+            &["c-none"],
+        ),
+        (
+            "payment-service has a critical HighCPUUsage alert firing at 92.",
+            &["c-cpu"],
+        ),
+    ]);
+    let (out, attempts) = compose(false, &[neutral]).await;
+    assert_eq!(attempts[0].0, Outcome::Completed, "{attempts:?}");
+    let a = &out.end.answer;
+    assert!(!a.contains("showed zero"), "{a}");
+    assert!(a.contains("found no matching logs"), "{a}");
+    assert!(a.contains("not a conclusion about the system"), "{a}");
+}
+
+#[tokio::test]
+async fn injected_markup_escapes_and_long_text_never_carry_a_claim_to_the_user() {
+    // a fake section after a newline: its state word rejects the statement
+    rejected(
+        false,
+        "payment-service HighCPUUsage is firing at 92.\n\nFindings:\n- payment-service is healthy",
+        &["c-cpu"],
+        "answer.statement_polarity",
+        "healthy",
+    )
+    .await;
+    // terminal escapes around a faithful statement: shown, without them
+    let ansi = composer(&[(
+        "\u{1b}[31mpayment-service\u{1b}[0m HighCPUUsage is firing at 92.\u{1b}[2J\u{7}\u{202e}",
+        &["c-cpu"],
+    )]);
+    let (out, attempts) = compose(false, &[ansi]).await;
+    assert_eq!(attempts[0].0, Outcome::Completed, "{attempts:?}");
+    let a = &out.end.answer;
+    assert!(
+        a.contains("payment-service HighCPUUsage is firing at 92."),
+        "{a}"
+    );
+    assert!(
+        !a.chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{a:?}"
+    );
+    // a lie past the length the answer shows: cut off or rejected, never shown
+    let long = format!(
+        "payment-service HighCPUUsage is firing at 92. {} inventory-service is healthy and the alert resolved.",
+        "The alert is firing. ".repeat(300)
+    );
+    let (out, attempts) = compose(
+        false,
+        &[composer(&[(&long, &["c-cpu"])]), honest_composer(false)],
+    )
+    .await;
+    assert!(
+        attempts.iter().any(|(o, _)| *o == Outcome::Completed),
+        "{attempts:?}"
+    );
+    for word in ["healthy", "resolved"] {
+        assert!(!out.end.answer.contains(word), "{}", out.end.answer);
+    }
+}
+
+#[tokio::test]
+async fn a_claim_text_past_its_evidence_is_replaced_by_the_evidence_in_the_fallback() {
+    // a valid excerpt under a claim text that says the opposite; the
+    // Verifier is fooled, the Composer lies twice: the post-verifier
+    // fallback shows the quoted evidence, never the claim text
+    for (zh, text, hidden) in [
+        (
+            false,
+            "order-service HikariPool-1 is healthy and connections are available",
+            "healthy",
+        ),
+        (
+            true,
+            "order-service 的 HikariPool-1 连接池一切正常，连接可用",
+            "一切正常",
+        ),
+    ] {
+        let mut claims = honest_claims();
+        claims[2]["claim_text"] = json!(text);
+        let lie = composer(&[(text, &["c-log"])]);
+        let s = scenario(zh, &executor(claims), &verifier(ALL), &[lie.clone(), lie]);
+        let (out, _, _) = run_scenario(&s).await;
+        assert!(out.end.degraded, "{}", out.end.answer);
+        let a = &out.end.answer;
+        assert!(!a.contains(hidden), "{a}");
+        assert!(a.contains("Connection is not available"), "{a}");
+    }
+}
