@@ -28,6 +28,7 @@ mod lifecycle;
 mod parsers_props;
 mod prompts;
 mod redteam;
+mod redteam_excerpts;
 mod redteam_executor;
 mod routes;
 mod run_failures;
