@@ -152,11 +152,22 @@ async fn a_doctored_excerpt_is_rejected_by_its_rule() {
 }
 
 #[tokio::test]
-async fn an_honest_quote_with_its_own_timestamp_passes() {
+async fn an_honest_quote_in_another_rendering_passes() {
     for excerpt in [
         "2026-07-08T22:55:03Z ERROR order-service HikariPool-1 - Connection is not available",
         "2026-07-08 22:55:03 ERROR order-service HikariPool-1 - Connection is not available",
         "22:55:03 ERROR order-service HikariPool-1 - Connection is not available",
+        "2026/07/08 22:55:03 ERROR order-service HikariPool-1 - Connection is not available",
+        "2026-07-08T22:55:03.000Z ERROR order-service HikariPool-1 - Connection is not available",
+        "2026-07-08 22:55:03 UTC ERROR order-service HikariPool-1 - Connection is not available",
+        "2026-07-09T06:55:03+08:00 ERROR order-service HikariPool-1 - Connection is not available",
+        "[2026-07-08T22:55:03Z] ERROR order-service HikariPool-1 - Connection is not available",
+        // quoted, case, contraction, dash and ellipsis variants of the same line
+        "`ERROR order-service HikariPool-1 - Connection is not available`",
+        "error order-service hikaripool-1 - connection is not available",
+        "ERROR order-service HikariPool-1 - Connection isn't available",
+        "ERROR order-service HikariPool-1 – Connection is NOT available",
+        "order-service HikariPool-1 Connection is not available … timed out after 30,000 ms",
     ] {
         let out = run_claims(false, with_excerpt(2, excerpt)).await;
         let gk = &gatekeeper_results(&out)[0];
