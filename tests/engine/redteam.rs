@@ -627,3 +627,35 @@ async fn a_claim_text_past_its_evidence_is_replaced_by_the_evidence_in_the_fallb
         assert!(a.contains("Connection is not available"), "{a}");
     }
 }
+
+#[tokio::test]
+async fn free_text_beside_the_statements_never_reaches_the_findings() {
+    // answer_summary and user_facing_answer are never shown; a next step
+    // that concludes is dropped with its rule
+    for (zh, summary, free, step) in [
+        (
+            false,
+            "inventory-service is healthy",
+            "Everything is fine: inventory-service ruled out.",
+            "inventory-service is healthy, no action needed",
+        ),
+        (
+            true,
+            "inventory-service 一切正常",
+            "已排除 inventory-service 的问题。",
+            "inventory-service 已排除，无需处理",
+        ),
+    ] {
+        let mut out: Value = serde_json::from_str(&honest_composer(zh)).unwrap();
+        out["answer_summary"] = json!(summary);
+        out["user_facing_answer"] = json!(free);
+        out["recommended_actions"] = json!([{"action_text": step, "reason": "r"}]);
+        let (run, attempts) = compose(zh, &[out.to_string()]).await;
+        assert_eq!(attempts[0].0, Outcome::Completed, "{attempts:?}");
+        let a = &run.end.answer;
+        for text in [summary, free, step] {
+            assert!(!a.contains(text), "{text}: {a}");
+        }
+        assert!(a.contains("HighCPUUsage"), "{a}");
+    }
+}
