@@ -32,6 +32,7 @@ mod cli;
 mod config;
 mod es_backend;
 mod faults;
+mod faults_sources;
 mod faults_store;
 mod llm_quirks;
 mod loki_backend;

@@ -237,6 +237,16 @@ pub fn load_alerts(dir: &Path, warnings: &mut Vec<PackWarning>) -> (Vec<Alert>, 
         }
     };
     let mut w = FileWarnings::new("alerts.json", warnings);
+    // A file cut to nothing (a failed copy, `> alerts.json`) is not "no
+    // alerts firing": that is written `[]`, and only that reads as none.
+    if text.trim().is_empty() {
+        let why = "the file is empty (no alerts firing is written [])";
+        w.warn(None, why);
+        return (
+            Vec::new(),
+            Readable::Unreadable(format!("alerts.json: {why}")),
+        );
+    }
     let parsed = parse_alerts_checked(&text, &mut w);
     let readable = match parsed.broken {
         Some(why) => Readable::Unreadable(format!("alerts.json {why}")),
