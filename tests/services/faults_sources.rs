@@ -107,6 +107,96 @@ fn an_empty_alert_list_is_whole() {
     assert!(failed_metrics(&v).is_empty(), "{v}");
 }
 
+/// A pack file that is not a regular file: a named pipe blocks whoever
+/// opens it until a writer comes, and `/dev/zero` or `/dev/urandom` never
+/// end. Each is a failed source that says what it is, within seconds:
+/// never a hang, never memory exhausted.
+#[test]
+fn pack_files_that_are_pipes_or_devices_fail_at_once() {
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, &str, Make); 3] = [
+        ("logs.jsonl", "a named pipe", &|p: &Path| {
+            let made = std::process::Command::new("mkfifo").arg(p).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", p.display());
+        }),
+        ("logs.jsonl", "a device", &|p: &Path| {
+            std::os::unix::fs::symlink("/dev/urandom", p).unwrap();
+        }),
+        ("alerts.json", "a device", &|p: &Path| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+        }),
+    ];
+    for (file, what, make) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let pack = home.path().join("pack");
+        copy_dir(&shop_pack_dir(), &pack);
+        std::fs::remove_file(pack.join(file)).unwrap();
+        make(&pack.join(file));
+        let mut cmd = diagraph_bin();
+        isolate(&mut cmd, home.path());
+        let mut child = cmd
+            .arg("--database-url")
+            .arg(format!("sqlite:{}", home.path().join("d.db").display()))
+            .args(["--pack", pack.to_str().unwrap()])
+            .args(["ask", "why is payment-service slow?", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{file} as {what}: ask still running after 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let needle = format!("{file}: cannot read: not a regular file ({what})");
+        let failed = v["failed_sources"].as_array().unwrap();
+        assert!(
+            failed
+                .iter()
+                .any(|f| f["message"].as_str().unwrap().contains(&needle)),
+            "{needle}: {failed:?}"
+        );
+        assert!(v["answer"].as_str().unwrap().contains(&needle), "{v}");
+        assert_ne!(v["effective_verdict"], "PASS", "{v}");
+    }
+}
+
+/// A knowledge document with invalid UTF-8 is read with the bytes
+/// replaced, and the load warning says so (as for every other pack file).
+#[test]
+fn a_knowledge_file_with_invalid_utf8_is_warned_about() {
+    let home = tempfile::tempdir().unwrap();
+    let pack = home.path().join("pack");
+    copy_dir(&shop_pack_dir(), &pack);
+    let domain = std::fs::read_dir(pack.join("knowledge"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_type().unwrap().is_dir())
+        .unwrap()
+        .path();
+    std::fs::write(
+        domain.join("bad.md"),
+        b"# Pool\n\nmax \xff\xfe connections\n",
+    )
+    .unwrap();
+    let (out, v) = ask(home.path(), &["--pack", pack.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let warnings = v["sources"]["pack_warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.ends_with("bad.md: file is not valid UTF-8; invalid bytes replaced")
+        }),
+        "{warnings:?}"
+    );
+}
+
 // ---- Prometheus --------------------------------------------------------
 
 /// A Prometheus-compatible server that answers every GET with `body`

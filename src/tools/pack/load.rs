@@ -177,6 +177,9 @@ pub fn read_whole(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unread::Missing),
         Err(e) => return Err(Unread::Failed(format!("cannot read: {e}"))),
     };
+    if let Some(why) = crate::tools::not_a_regular_file(&path) {
+        return Err(Unread::Failed(format!("cannot read: {why}")));
+    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(Unread::Failed(format!(
             "file is {}, over the {} limit; not read",
