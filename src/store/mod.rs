@@ -57,6 +57,9 @@ pub enum StoreError {
     /// directory or server, or a full disk.
     #[error("database cannot be written: {0}")]
     CannotWrite(String),
+    /// Feedback is on an answer, which a RUNNING run does not have yet.
+    #[error("run {0} is still running; give feedback once it has finished")]
+    FeedbackWhileRunning(i64),
     #[error("unknown run {0}")]
     UnknownRun(i64),
     #[error("invalid database url: {0}")]

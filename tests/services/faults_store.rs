@@ -271,3 +271,29 @@ async fn a_read_only_database_refuses_ask_clearly_and_still_reads() {
         assert_ne!(r["status"], "RUNNING", "{r}");
     }
 }
+
+// ---- commands on a run that has not ended --------------------------------
+
+/// `feedback` on a RUNNING run is the caller's mistake (exit 2, one line
+/// that says why), not a database error; the run stays RUNNING and
+/// unrated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feedback_on_a_running_run_is_bad_input() {
+    let home = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", home.path().join("d.db").display());
+    // Started by this (live) process, so no other process sweeps it.
+    let store = Store::connect(&db).await.unwrap();
+    let run = store.start_run(&start("still going".into())).await.unwrap();
+    store.close().await;
+    let out = cmd(home.path(), &db)
+        .args(["feedback", &run.run_id.to_string(), "useful"])
+        .output()
+        .unwrap();
+    assert_one_line(&out);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("database error"), "{err}");
+    assert!(err.contains("is still running"), "{err}");
+    let (_, listed) = runs(home.path(), &db);
+    assert_eq!(listed[0]["status"], "RUNNING", "{listed:?}");
+}
