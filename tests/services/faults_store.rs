@@ -297,3 +297,57 @@ async fn feedback_on_a_running_run_is_bad_input() {
     let (_, listed) = runs(home.path(), &db);
     assert_eq!(listed[0]["status"], "RUNNING", "{listed:?}");
 }
+
+/// A model endpoint that accepts and never answers; its base URL.
+fn hanging_model() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+/// A run cancelled before its planner answered cannot be replayed: the
+/// rerun says so (exit 2) and names the partial run as `runs` lists it,
+/// DEGRADED, never as a plain SUCCESS.
+#[test]
+fn a_rerun_that_cannot_replay_names_its_partial_run_degraded() {
+    let home = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", home.path().join("d.db").display());
+    let mut child = cmd(home.path(), &db)
+        .env("DIAGRAPH_OPENAI_BASE_URL", hanging_model())
+        .env("DIAGRAPH_OPENAI_API_KEY", "sk-test-not-a-real-key")
+        .args(["--model", "openai", "ask", "why is payment-service slow?"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the run is stored, then stop it.
+    let started = std::time::Instant::now();
+    while runs(home.path(), &db).1.is_empty() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(child.wait().unwrap().code(), Some(4));
+    let out = cmd(home.path(), &db).args(["rerun", "1"]).output().unwrap();
+    assert_one_line(&out);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("cannot be rerun"), "{err}");
+    let (_, listed) = runs(home.path(), &db);
+    let partial = listed.iter().find(|r| r["run_id"] == 2).unwrap();
+    assert_eq!(partial["degraded"], true, "{partial}");
+    assert!(
+        err.ends_with("the partial rerun is run 2 (DEGRADED)\n"),
+        "{err}"
+    );
+}
