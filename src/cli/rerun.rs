@@ -17,6 +17,7 @@ use crate::engine::nodes::gatekeeper::GatekeeperRules;
 use crate::engine::rerun::{rerun_engine, rerun_request};
 use crate::tools::pack::Pack;
 use crate::vocab::graph::NodeId;
+use crate::vocab::run::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -79,7 +80,12 @@ pub async fn run(
             Some(missing) => Err(CliError::input(format!(
                 "run {run_id} cannot be rerun: {missing}; the partial rerun is run {} ({})",
                 outcome.run_id,
-                outcome.end.status.as_str()
+                // As `diagraph runs` lists it: a fallback answer is not a
+                // plain SUCCESS.
+                match (outcome.end.status, outcome.end.degraded) {
+                    (RunStatus::Success, true) => "DEGRADED",
+                    (status, _) => status.as_str(),
+                }
             ))),
             None => {
                 let text = if json {

@@ -111,6 +111,8 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         let status = match e {
             StoreError::UnknownRun(_) => StatusCode::NOT_FOUND,
+            // The run started between the handler's check and the write.
+            StoreError::FeedbackWhileRunning(_) => StatusCode::CONFLICT,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
         ApiError::new(status, error_line(&e))

@@ -58,7 +58,8 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
         .busy_timeout(SQLITE_BUSY_TIMEOUT)
         .foreign_keys(true);
     let path = rest.strip_prefix("//").unwrap_or(rest);
-    let (options, display) = if path == ":memory:" || path.is_empty() {
+    let in_memory = path == ":memory:" || path.is_empty();
+    let (options, display) = if in_memory {
         (base.in_memory(true), "sqlite::memory:".to_string())
     } else {
         let path = PathBuf::from(path.split('?').next().unwrap_or(path));
@@ -79,14 +80,18 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
     let deadline = tokio::time::Instant::now() + SQLITE_BUSY_TIMEOUT;
     let mut delay = Duration::from_millis(20);
     loop {
-        let opened = SqlitePoolOptions::new()
+        let mut pool_options = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options.clone())
-            .await;
+            .acquire_timeout(ACQUIRE_TIMEOUT);
+        // The in-memory database lives only as long as its one connection:
+        // replacing it would lose everything, so it is never discarded.
+        if !in_memory {
+            pool_options = pool_options.after_release(|conn, _| Box::pin(still_usable(conn)));
+        }
+        let opened = pool_options.connect_with(options.clone()).await;
         match opened {
             Ok(pool) => {
                 return Ok(Connected {
@@ -101,6 +106,23 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
             Err(e) => return Err(classify(&e, &display)),
         }
     }
+}
+
+/// Whether a released SQLite connection may go back into the pool. When a
+/// COMMIT fails on a full disk or an I/O error, SQLite rolls the
+/// transaction back by itself; sqlx's own ROLLBACK then fails ("no
+/// transaction is active") and the driver still counts one open
+/// transaction, so every later `BEGIN` on that connection fails with
+/// "non-zero transaction depth" and the process's only connection is
+/// dead for good. Such a connection is closed; the pool opens a fresh one.
+async fn still_usable(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection;
+    // The rollback of a dropped transaction is queued on the connection's
+    // worker: a ping after it returns once that rollback has run.
+    if conn.ping().await.is_err() {
+        return Ok(false);
+    }
+    Ok(!conn.is_in_transaction())
 }
 
 /// SQLite's BUSY or LOCKED (the primary result code of the extended code).
@@ -193,6 +215,25 @@ pub(crate) fn is_connection_error(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether a write was refused because the database is read-only (file,
+/// directory or server) or its disk is full: the environment, not a query
+/// of ours, and the same for every write until someone fixes it.
+pub(crate) fn cannot_write(e: &sqlx::Error) -> bool {
+    if let Some(n) = mysql_number(e) {
+        // 1021 disk full, 1114 table full, 1290 --read-only, 1792
+        // read-only transaction.
+        return matches!(n, 1021 | 1114 | 1290 | 1792);
+    }
+    match e {
+        // SQLite: 8 READONLY, 13 FULL (primary result code).
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|c| c.parse::<i64>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 8 | 13)),
+        _ => false,
+    }
+}
+
 /// Errors while connecting and migrating.
 pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
     if let Some(n) = mysql_number(e) {
@@ -212,6 +253,9 @@ pub(crate) fn classify(e: &sqlx::Error, target: &str) -> StoreError {
     if is_connection_error(e) {
         return StoreError::Unreachable(format!("{target}: {}", error_line(e)));
     }
+    if cannot_write(e) {
+        return StoreError::CannotWrite(format!("{target}: {}", error_line(e)));
+    }
     if let sqlx::Error::Configuration(_) = e {
         return StoreError::BadUrl(format!("{target}: {}", error_line(e)));
     }
@@ -228,6 +272,8 @@ pub(crate) fn query_error(e: sqlx::Error) -> StoreError {
         ))
     } else if is_connection_error(&e) {
         StoreError::Unreachable(error_line(&e))
+    } else if cannot_write(&e) {
+        StoreError::CannotWrite(error_line(&e))
     } else {
         StoreError::Query(error_line(&e))
     }

@@ -53,7 +53,7 @@ impl Store {
                 return Err(StoreError::UnknownRun(run_id));
             };
             if run.text("status").map_err(query_error)? == "RUNNING" {
-                return Err(StoreError::Query(format!("run {run_id} is still running; give feedback once it finished")));
+                return Err(StoreError::FeedbackWhileRunning(run_id));
             }
             sqlx::query(SET_FEEDBACK).bind(label).bind(now).bind(run_id)
                 .execute(&mut *tx).await.map_err(query_error)?;

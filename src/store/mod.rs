@@ -53,6 +53,13 @@ pub enum StoreError {
     /// damaged file, a refused statement while connecting.
     #[error("database cannot be used: {0}")]
     Unusable(String),
+    /// The database can be read but not written: a read-only file,
+    /// directory or server, or a full disk.
+    #[error("database cannot be written: {0}")]
+    CannotWrite(String),
+    /// Feedback is on an answer, which a RUNNING run does not have yet.
+    #[error("run {0} is still running; give feedback once it has finished")]
+    FeedbackWhileRunning(i64),
     #[error("unknown run {0}")]
     UnknownRun(i64),
     #[error("invalid database url: {0}")]
@@ -93,7 +100,20 @@ impl Store {
             store.db.close().await;
             return Err(e);
         }
-        owner::sweep_interrupted(&store.db, &store.owner).await?;
+        match owner::sweep_interrupted(&store.db, &store.owner).await {
+            // Reading a database that cannot be written (a full disk, a
+            // read-only file) still works: the runs of dead processes stay
+            // RUNNING until a later start can end them, and a command that
+            // writes fails on its own write with the same reason.
+            Err(StoreError::CannotWrite(why)) => {
+                tracing::warn!("runs of ended processes not swept: {why}");
+            }
+            Err(e) => {
+                store.db.close().await;
+                return Err(e);
+            }
+            Ok(_) => {}
+        }
         journal::spawn_flusher(&store);
         Ok(store)
     }

@@ -100,6 +100,30 @@ impl ToolError {
 }
 
 /// "8 s", "1.5 s", "200 ms": how long a person waited.
+/// Why the file at `path` (symlinks followed) is not one a source may
+/// read, or None for a regular file or one that does not exist (opening
+/// it says so). A named pipe blocks its reader until a writer comes and a
+/// device like `/dev/zero` never ends: reading either would hang the run
+/// or exhaust memory.
+pub fn not_a_regular_file(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    let what = if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Some(format!("not a regular file ({what})"))
+}
+
 pub fn human_ms(ms: u64) -> String {
     match ms {
         ms if ms < 1000 => format!("{ms} ms"),

@@ -37,6 +37,8 @@ mod config;
 mod es_backend;
 mod faults;
 mod faults_storage;
+mod faults_sources;
+mod faults_store;
 mod llm_quirks;
 mod loki_backend;
 mod mcp_client;

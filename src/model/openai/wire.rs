@@ -158,6 +158,17 @@ pub(super) fn parse_value(value: Value) -> Result<ChatResponse, ModelError> {
         Some(Value::Object(m)) => m,
         _ => return Err(protocol("choices[0] has no message object")),
     };
+    // A number or an object where the text should be is a broken answer:
+    // read as "no content" it would surface as an empty model output.
+    if let Some(v) = message
+        .get("content")
+        .filter(|v| matches!(v, Value::Bool(_) | Value::Number(_) | Value::Object(_)))
+    {
+        return Err(protocol(format!(
+            "choices[0].message.content is {}, not text",
+            crate::text::json_kind(v)
+        )));
+    }
     let content = parse_content(message.get("content"));
     // DeepSeek, vLLM and DashScope name it `reasoning_content`; OpenRouter
     // and some Ollama builds `reasoning`.
@@ -451,5 +462,32 @@ mod tests {
             let e = parse_response(bad).unwrap_err();
             assert_eq!(e.kind, ModelErrorKind::Protocol, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn content_of_the_wrong_type_is_a_protocol_error_that_says_so() {
+        for (bad, kind) in [
+            (
+                &br#"{"choices":[{"message":{"content":42}}]}"#[..],
+                "a number",
+            ),
+            (
+                br#"{"choices":[{"message":{"content":{"text":"x"}}}]}"#,
+                "an object",
+            ),
+            (
+                br#"{"choices":[{"message":{"content":true}}]}"#,
+                "a boolean",
+            ),
+        ] {
+            let e = parse_response(bad).unwrap_err();
+            assert_eq!(e.kind, ModelErrorKind::Protocol);
+            assert_eq!(
+                e.message,
+                format!("choices[0].message.content is {kind}, not text")
+            );
+        }
+        // null (a tool-call turn) and content parts stay valid.
+        assert!(parse_response(br#"{"choices":[{"message":{"content":null}}]}"#).is_ok());
     }
 }

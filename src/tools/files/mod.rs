@@ -164,6 +164,9 @@ impl Inner {
         if let Reading::Fixed(f) = &self.reading {
             return Ok(f.clone());
         }
+        if let Some(why) = crate::tools::not_a_regular_file(path) {
+            return Err(format!("cannot read: {why}"));
+        }
         let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
         let lines: Vec<String> = BufReader::new(file)
             .lines()

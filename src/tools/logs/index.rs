@@ -216,6 +216,10 @@ impl Stamp {
 }
 
 fn stamp(path: &Path) -> std::io::Result<Stamp> {
+    // Opening a named pipe waits for a writer: never open one.
+    if let Some(why) = crate::tools::not_a_regular_file(path) {
+        return Err(std::io::Error::other(why));
+    }
     let mut f = File::open(path)?;
     let meta = f.metadata()?;
     let len = meta.len();

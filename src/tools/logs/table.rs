@@ -467,6 +467,10 @@ impl Builder {
         w: &mut FileWarnings,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Readable {
+        if let Some(why) = crate::tools::not_a_regular_file(&f.path) {
+            w.warn(None, format!("cannot read: {why}"));
+            return Readable::Unreadable(format!("{}: cannot read: {why}", f.name));
+        }
         let file = match std::fs::File::open(&f.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -177,6 +177,9 @@ pub fn read_whole(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unread::Missing),
         Err(e) => return Err(Unread::Failed(format!("cannot read: {e}"))),
     };
+    if let Some(why) = crate::tools::not_a_regular_file(&path) {
+        return Err(Unread::Failed(format!("cannot read: {why}")));
+    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(Unread::Failed(format!(
             "file is {}, over the {} limit; not read",
@@ -237,6 +240,16 @@ pub fn load_alerts(dir: &Path, warnings: &mut Vec<PackWarning>) -> (Vec<Alert>, 
         }
     };
     let mut w = FileWarnings::new("alerts.json", warnings);
+    // A file cut to nothing (a failed copy, `> alerts.json`) is not "no
+    // alerts firing": that is written `[]`, and only that reads as none.
+    if text.trim().is_empty() {
+        let why = "the file is empty (no alerts firing is written [])";
+        w.warn(None, why);
+        return (
+            Vec::new(),
+            Readable::Unreadable(format!("alerts.json: {why}")),
+        );
+    }
     let parsed = parse_alerts_checked(&text, &mut w);
     let readable = match parsed.broken {
         Some(why) => Readable::Unreadable(format!("alerts.json {why}")),

@@ -88,6 +88,12 @@ pub fn load_knowledge(dir: &Path, warnings: &mut Vec<PackWarning>) -> LoadedKnow
         };
         let hash = hex::encode(Sha256::digest(&bytes));
         let text = String::from_utf8_lossy(&bytes);
+        if std::str::from_utf8(&bytes).is_err() {
+            // As for every other pack file: the replaced bytes may be what
+            // a search or a citation would have needed.
+            FileWarnings::new(&rel, warnings)
+                .warn(None, "file is not valid UTF-8; invalid bytes replaced");
+        }
         let parsed = parsed_with_warnings(&text, &rel, warnings);
         let dir_domain = rel_k
             .parent()

@@ -24,6 +24,31 @@ pub struct Client {
 pub struct Answer {
     pub data: Value,
     pub server_time: Option<DateTime<Utc>>,
+    /// The envelope's `warnings`: Thanos, Cortex, Mimir and Prometheus
+    /// itself answer "success" with data from only some of their stores
+    /// and say so here. Such an answer is partial, never whole.
+    pub warnings: Vec<String>,
+}
+
+/// The `warnings` of a Prometheus envelope, one line each, at most a few.
+fn envelope_warnings(json: &Value) -> Vec<String> {
+    const MAX: usize = 3;
+    let Some(list) = json.get("warnings").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = list
+        .iter()
+        .take(MAX)
+        .map(|w| match w {
+            Value::String(s) => clean(s, 200),
+            other => clean(&other.to_string(), 200),
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    if list.len() > MAX {
+        out.push(format!("and {} more", list.len() - MAX));
+    }
+    out
 }
 
 impl Client {
@@ -143,6 +168,7 @@ impl Client {
         Ok(Answer {
             data: json.get("data").cloned().unwrap_or(Value::Null),
             server_time,
+            warnings: envelope_warnings(&json),
         })
     }
 }

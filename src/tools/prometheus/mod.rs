@@ -265,7 +265,7 @@ impl PrometheusMetrics {
         &self,
         promql: &str,
         window: &Window,
-    ) -> Result<(Vec<(String, Value)>, usize), ToolError> {
+    ) -> Result<(Vec<(String, Value)>, usize, Vec<String>), ToolError> {
         let (path, params) = window.request();
         let answer = self.client.get(path, Some(promql), &params).await?;
         let all = series::parse(&answer.data)?;
@@ -275,7 +275,7 @@ impl PrometheusMetrics {
             .take(MAX_VALUES)
             .map(|s| series::evidence(s, promql, window))
             .collect();
-        Ok((items, matched))
+        Ok((items, matched, answer.warnings))
     }
 }
 
@@ -346,8 +346,10 @@ impl Tool for PrometheusMetrics {
                 .get("alerts")
                 .and_then(Value::as_array)
                 .ok_or_else(|| {
-                    ToolError::Backend(
-                        "Prometheus /api/v1/alerts answered without data.alerts".into(),
+                    // A body that is not the API's is a bad answer, not an
+                    // error the server reported.
+                    ToolError::BadResponse(
+                        "Prometheus /api/v1/alerts answered without a data.alerts list".into(),
                     )
                 })?;
             let now = answer.server_time.unwrap_or_else(Utc::now);
@@ -367,11 +369,11 @@ impl Tool for PrometheusMetrics {
                     )
                 })
                 .collect();
-            Ok((listed, total))
+            Ok((listed, total, answer.warnings))
         });
         let mut missing: Vec<String> = Vec::new();
         let mut alerts_error = None;
-        let (alerts, alerts_total) = match alerts {
+        let (alerts, alerts_total, alerts_warnings) = match alerts {
             Ok(a) => a,
             Err(e) => match &values {
                 Some(Ok(_)) => {
@@ -379,21 +381,32 @@ impl Tool for PrometheusMetrics {
                         "the alerts could not be read ({e}); the metric values were"
                     ));
                     alerts_error = Some(e);
-                    (Vec::new(), 0)
+                    (Vec::new(), 0, Vec::new())
                 }
                 _ => return Err(e),
             },
         };
-        let (series, series_total, values_error) = match values {
-            None => (Vec::new(), 0, None),
-            Some(Ok((s, n))) => (s, n, None),
+        let (series, series_total, values_error, values_warnings) = match values {
+            None => (Vec::new(), 0, None, Vec::new()),
+            Some(Ok((s, n, w))) => (s, n, None, w),
             Some(Err(e)) => {
                 missing.push(format!(
                     "the metric values could not be read ({e}); the alerts were"
                 ));
-                (Vec::new(), 0, Some(e))
+                (Vec::new(), 0, Some(e), Vec::new())
             }
         };
+        for (what, warnings) in [
+            ("alerts", alerts_warnings),
+            ("metric values", values_warnings),
+        ] {
+            if !warnings.is_empty() {
+                missing.push(format!(
+                    "Prometheus warned that the {what} may be incomplete: {}",
+                    warnings.join("; ")
+                ));
+            }
+        }
         if alerts_total > alerts.len() {
             missing.push(format!(
                 "{alerts_total} alerts matched; only the first {} are listed as evidence",
