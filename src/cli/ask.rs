@@ -8,7 +8,7 @@ use super::CliError;
 use super::out::{emit, line};
 use super::setup::{Output, Setup};
 use crate::config::Config;
-use crate::engine::{RunOutcome, RunRequest};
+use crate::engine::{EngineError, RunOutcome, RunRequest};
 use crate::scenario::Scenario;
 use crate::text::{sanitize_line, sanitize_multiline};
 use std::path::PathBuf;
@@ -71,7 +71,19 @@ pub async fn run(
             };
             emit(&text).map(|()| ExitCode::from(outcome.exit_code()))
         }
-        Err(e) => Err(CliError::from(e)),
+        Err(e) => {
+            // The store lost the run, not the user: the answer still goes
+            // to stdout, the error (with the run id) to stderr.
+            if let EngineError::Unpersisted {
+                answer: Some(answer),
+                ..
+            } = &e
+                && !json
+            {
+                let _ = emit(&format!("{}\n", sanitize_multiline(answer)));
+            }
+            Err(CliError::from(e))
+        }
     };
     // After the answer is out: sending the run's spans may take a moment.
     setup.finish().await;

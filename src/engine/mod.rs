@@ -253,5 +253,8 @@ pub enum EngineError {
         run_id: i64,
         reason: String,
         store: RecordError,
+        /// The composed answer, when the run got that far: shown to the
+        /// user although the store could not keep it.
+        answer: Option<String>,
     },
 }

@@ -26,6 +26,8 @@ struct Flaky {
     fail_from: u32,
     failures: AtomicU32,
     fail_start: AtomicBool,
+    /// How many times the final run-row write fails (u32::MAX = for good).
+    finish_failures: AtomicU32,
 }
 
 impl Flaky {
@@ -35,6 +37,7 @@ impl Flaky {
             fail_from,
             failures: AtomicU32::new(failures),
             fail_start: AtomicBool::new(false),
+            finish_failures: AtomicU32::new(0),
         })
     }
 
@@ -83,6 +86,13 @@ impl Recorder for Flaky {
     async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
         if self.failures.load(Ordering::SeqCst) > 0 {
             self.down()?;
+        }
+        let left = self.finish_failures.load(Ordering::SeqCst);
+        if left > 0 {
+            if left != u32::MAX {
+                self.finish_failures.store(left - 1, Ordering::SeqCst);
+            }
+            return Err(RecordError::Unavailable("lost the connection".into()));
         }
         self.inner.finish_run(finish).await
     }
@@ -141,6 +151,46 @@ async fn a_store_that_stays_down_returns_unpersisted() {
     let (engine, s) = engine_on(rec);
     match engine.run(s.request()).await {
         Err(EngineError::Unpersisted { reason, .. }) => assert!(reason.starts_with("store error")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The answer is composed when the last write fails: the run is not turned
+/// into a FAILED row, the same final write is retried and lands.
+#[tokio::test(start_paused = true)]
+async fn a_store_hiccup_on_the_final_write_keeps_the_answer() {
+    let rec = Flaky::new(u32::MAX, 0);
+    rec.finish_failures.store(2, Ordering::SeqCst);
+    let (engine, s) = engine_on(rec.clone());
+    let out = engine.run(s.request()).await.expect("store came back");
+    assert_eq!(out.end.status, RunStatus::Success);
+    assert!(!out.end.answer.is_empty());
+    let data = rec.inner.snapshot();
+    let finish = data.runs[0].2.as_ref().expect("the run row was finished");
+    assert_eq!(finish.end.status, RunStatus::Success);
+    assert_eq!(finish.end.answer, out.end.answer);
+    assert_eq!(rec.inner.events_of(out.run_id), out.events);
+}
+
+/// If the store stays down after the answer is composed, the error still
+/// carries the answer, so the caller can show it.
+#[tokio::test(start_paused = true)]
+async fn a_store_lost_after_the_answer_hands_the_answer_back() {
+    let rec = Flaky::new(u32::MAX, 0);
+    rec.finish_failures.store(u32::MAX, Ordering::SeqCst);
+    let (engine, s) = engine_on(rec);
+    match engine.run(s.request()).await {
+        Err(EngineError::Unpersisted {
+            reason,
+            answer: Some(answer),
+            ..
+        }) => {
+            assert!(
+                reason.starts_with("answer composed but not recorded"),
+                "{reason}"
+            );
+            assert!(!answer.trim().is_empty());
+        }
         other => panic!("{other:?}"),
     }
 }

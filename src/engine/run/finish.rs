@@ -44,7 +44,18 @@ impl RunCtx<'_> {
         let evaluation = Arc::new(self.self_evaluation());
         let finish = self.run_finish(&end, &evaluation);
         if let Err(e) = self.engine.recorder.finish_run(&finish).await {
-            return self.finish_failed(Unhandled::Record(e)).await;
+            // The answer is composed: a store hiccup on the last write must
+            // not turn the run's work into a FAILED row. Retry the same
+            // final write; if the store stays down, hand the answer back
+            // so the caller can still show it.
+            if let Err(store) = self.persist_with_backoff(Some(&finish)).await {
+                return Err(EngineError::Unpersisted {
+                    run_id: self.state.run_id,
+                    reason: format!("answer composed but not recorded: {e}"),
+                    store,
+                    answer: Some(end.answer),
+                });
+            }
         }
         self.emitter.push(EventKind::RunFinished(end.clone())).await;
         if let Err(e) = self.emitter.persist_pending().await {
@@ -54,6 +65,7 @@ impl RunCtx<'_> {
                     run_id: self.state.run_id,
                     reason: format!("journal tail not recorded: {e}"),
                     store,
+                    answer: Some(end.answer),
                 });
             }
         }
@@ -79,6 +91,7 @@ impl RunCtx<'_> {
                 run_id: self.state.run_id,
                 reason,
                 store,
+                answer: None,
             });
         }
         Ok(self.outcome(end, evaluation))
