@@ -90,6 +90,68 @@ fn executor_output(o: &RunOutcome) -> ExecutorEvidence {
         .expect("executor output")
 }
 
+/// The lines of the answer's findings and likely cause (not the
+/// unverified section).
+fn finding_lines(answer: &str) -> Vec<&str> {
+    let verified = answer
+        .split("Not verified")
+        .next()
+        .unwrap_or(answer)
+        .split("未经验证")
+        .next()
+        .unwrap_or(answer);
+    verified.lines().filter(|l| l.starts_with("- ")).collect()
+}
+
+#[tokio::test]
+async fn counted_findings_are_stated_not_quoted() {
+    let shop = shop_pack_dir();
+    let (_tmp, pricing) = pricing_pack();
+    for (dir, q) in [
+        (&shop, "why is payment-service slow?"),
+        (&shop, "支付服务为什么这么慢？"),
+        (
+            &shop,
+            "Why is checkout failing with 504s at the api-gateway?",
+        ),
+        (&pricing, "why is quote-engine slow?"),
+        (&pricing, "quote-engine 为什么这么慢？"),
+    ] {
+        let o = ask(dir, q).await;
+        let answer = &o.end.answer;
+        assert!(
+            !answer.contains("Recorded evidence") && !answer.contains("记录的证据"),
+            "{q}: every finding passes the statement check as written:\n{answer}"
+        );
+        assert!(
+            finding_lines(answer).len() >= 2,
+            "{q}: findings are shown:\n{answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_count_is_stated_only_where_a_ref_states_it() {
+    let (_tmp, dir) = pricing_pack();
+    let o = ask(&dir, "why is quote-engine slow?").await;
+    let answer = &o.end.answer;
+    // The flood: more lines than the query shows, so its ref states 80.
+    let flood = finding_lines(answer)
+        .into_iter()
+        .find(|l| l.contains("cache refresh lagging"))
+        .unwrap_or_else(|| panic!("the flood is a finding:\n{answer}"));
+    assert!(flood.contains("80 WARN lines"), "{flood}");
+    // The stalls: every line is shown and bound; no ref states 10.
+    let stalls = finding_lines(answer)
+        .into_iter()
+        .find(|l| l.contains("heap compaction stalled"))
+        .unwrap_or_else(|| panic!("the stalls are a finding:\n{answer}"));
+    assert!(
+        !stalls.contains("10 WARN") && stalls.contains("WARN lines") && stalls.contains("x10]"),
+        "the citation carries the count: {stalls}"
+    );
+}
+
 #[tokio::test]
 async fn next_steps_are_about_the_services_the_answer_is_about() {
     let (_tmp, dir) = pricing_pack();
@@ -124,5 +186,77 @@ async fn next_steps_are_about_the_services_the_answer_is_about() {
         o.end.answer.contains("Group gateway errors by route"),
         "{}",
         o.end.answer
+    );
+}
+
+#[tokio::test]
+async fn a_warning_pattern_in_an_alerts_window_is_a_possible_cause_not_a_finding() {
+    let (_tmp, dir) = pricing_pack();
+    for (q, lead, gap) in [
+        (
+            "why is quote-engine slow?",
+            "Possible cause on quote-engine, not confirmed",
+            "No ERROR-level pattern coincides",
+        ),
+        (
+            "quote-engine 为什么这么慢？",
+            "quote-engine 的可能原因（未经确认）",
+            "没有 ERROR 级别的日志模式",
+        ),
+    ] {
+        let o = ask(&dir, q).await;
+        let out = executor_output(&o);
+        assert!(
+            out.claims.iter().all(|c| c.claim_type != "root_cause"),
+            "{q}: WARN lines are no confirmed cause: {:?}",
+            out.claims
+        );
+        let possible: Vec<&str> = out
+            .hypotheses
+            .iter()
+            .map(|h| h.hypothesis_text.as_str())
+            .filter(|h| h.starts_with(lead))
+            .collect();
+        // The stalls overlap the alert's window; the cache flood ended an
+        // hour before it and the disk warnings four weeks before: history.
+        assert_eq!(possible.len(), 1, "{q}: {:?}", out.hypotheses);
+        assert!(
+            possible[0].contains("heap compaction stalled"),
+            "{}",
+            possible[0]
+        );
+        assert!(possible[0].contains("QuoteEngineSlow"), "{}", possible[0]);
+        assert!(
+            out.missing_info.iter().any(|m| m.starts_with(gap)),
+            "{q}: the gap says the possible cause is unconfirmed: {:?}",
+            out.missing_info
+        );
+        assert!(o.end.answer.contains(lead), "{q}: {}", o.end.answer);
+        // Its bindings are checked, and pass.
+        let gk = o
+            .self_evaluation
+            .verifier_evaluation
+            .gatekeeper_result
+            .clone()
+            .expect("gatekeeper result");
+        assert!(
+            gk.unverified_bindings
+                .iter()
+                .all(|b| b.status == diagraph::vocab::contracts::BindingStatus::Pass),
+            "{q}: {:?}",
+            gk.unverified_bindings
+        );
+    }
+    // On the shop pack: the GC pauses under the CPU alert.
+    let o = ask(&shop_pack_dir(), "why is payment-service slow?").await;
+    let out = executor_output(&o);
+    assert!(
+        out.hypotheses.iter().any(|h| h
+            .hypothesis_text
+            .starts_with("Possible cause on payment-service")
+            && h.hypothesis_text.contains("GC pause")
+            && h.hypothesis_text.contains("HighCPUUsage")),
+        "{:?}",
+        out.hypotheses
     );
 }
