@@ -260,3 +260,88 @@ async fn a_warning_pattern_in_an_alerts_window_is_a_possible_cause_not_a_finding
         out.hypotheses
     );
 }
+
+/// An ingest service failing five ways at once while its error alert
+/// fires, also warning about session tokens; one error pattern starts
+/// with an address and masks parts of names.
+fn write_ingest_pack(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("pack.toml"),
+        "name = \"ingest\"\ndescription = \"generated\"\nservices = [\"ingest-node\", \"shard-keeper\"]\nnow = \"2032-09-10T08:30:00Z\"\n",
+    )
+    .unwrap();
+    let mut logs: Vec<Value> = Vec::new();
+    let errors = [
+        "write rejected for batch b-{i}: quota exceeded",
+        "checksum mismatch on segment seg-{i}",
+        "flush of memtable mt-{i} aborted",
+        "index build failed for table t{i}",
+        "replica r{i} lagging beyond limit",
+    ];
+    for (k, e) in errors.iter().enumerate() {
+        for i in 0..3 {
+            logs.push(json!({"ts": format!("2032-09-10T08:{:02}:{:02}Z", 5 + k * 4 + i, 10 + k), "service": "ingest-node",
+                "level": "ERROR", "message": e.replace("{i}", &(i * 7 + k).to_string())}));
+        }
+    }
+    for i in 0..12 {
+        logs.push(json!({"ts": format!("2032-09-10T08:{:02}:41Z", 4 + i * 2), "service": "ingest-node", "level": "ERROR",
+            "message": format!("10.0.0.{i}:7000:Got stale shard map shard_{i}_{}_r_{} for /10.0.1.{}:", i + 3, i % 3, i + 20)}));
+    }
+    for i in 0..6 {
+        logs.push(json!({"ts": format!("2032-09-10T08:{:02}:05Z", 10 + i * 3), "service": "ingest-node", "level": "WARN",
+            "message": format!("could not renew session token for tenant tn-{i}")}));
+    }
+    logs.sort_by(|a, b| a["ts"].as_str().cmp(&b["ts"].as_str()));
+    let body: String = logs.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("logs.jsonl"), body).unwrap();
+    let alerts = json!({"status": "success", "data": {"alerts": [
+        {"labels": {"alertname": "IngestErrors", "service": "ingest-node", "severity": "critical"},
+         "annotations": {"summary": "ingest-node error ratio above 2%"}, "state": "firing",
+         "activeAt": "2032-09-10T08:06:00Z", "value": "0.07"}
+    ]}});
+    std::fs::write(dir.join("alerts.json"), alerts.to_string()).unwrap();
+}
+
+#[tokio::test]
+async fn the_lines_a_question_names_come_before_louder_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ingest");
+    write_ingest_pack(&dir);
+    for q in [
+        "Is ingest-node warning about session token renewal?",
+        "ingest-node 有没有关于 session token 的警告？",
+    ] {
+        let o = ask(&dir, q).await;
+        assert!(
+            finding_lines(&o.end.answer)
+                .iter()
+                .any(|l| l.contains("could not renew session token")),
+            "{q}: the asked-about lines are a finding:\n{}",
+            o.end.answer
+        );
+    }
+}
+
+#[tokio::test]
+async fn causes_and_masked_patterns_are_stated_in_both_languages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ingest");
+    write_ingest_pack(&dir);
+    for (q, cause) in [
+        ("why is ingest-node failing?", "Likely cause"),
+        ("ingest-node 为什么报错？", "可能原因"),
+    ] {
+        let o = ask(&dir, q).await;
+        let answer = &o.end.answer;
+        assert!(answer.contains(cause), "{q}: {answer}");
+        assert!(
+            !answer.contains("Recorded evidence") && !answer.contains("记录的证据"),
+            "{q}: every finding passes the statement check as written:\n{answer}"
+        );
+    }
+    let shop = shop_pack_dir();
+    let o = ask(&shop, "api-gateway 为什么一直返回 504？").await;
+    assert!(!o.end.answer.contains("记录的证据"), "{}", o.end.answer);
+}

@@ -9,15 +9,19 @@
 
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
+use crate::model::offline::entities;
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, Timing, group_count, group_logs,
     group_range, is_error_level, level_rank, timing,
 };
-use crate::model::offline::text::{contains_ci, literal_pieces};
-use crate::text::clean;
+use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
+use crate::text::facts::FactText;
+use crate::text::facts::grounded::added;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
+use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use chrono::Duration;
+use std::collections::BTreeSet;
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
@@ -123,10 +127,13 @@ pub fn build(
         MAX_LOG_CLAIMS
     };
     let log_claims = used_group.iter().filter(|u| **u).count();
-    for (gi, g) in groups
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !used_group[*i])
+    let asked = Asked::new(question);
+    let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
+    // Stable: within each rank, most severe and largest first.
+    order.sort_by_key(|i| groups.get(*i).map_or((true, true), |g| asked.rank(g)));
+    for (gi, g) in order
+        .into_iter()
+        .filter_map(|i| Some((i, groups.get(i)?)))
         .take(log_cap.saturating_sub(log_claims))
     {
         let text = match (history[gi], zh) {
@@ -135,8 +142,8 @@ pub fn build(
                 "Earlier history, before the alerts became active: {}",
                 group_text(g, zh)
             ),
-            // The space keeps the Han text from running into the service
-            // name (text::facts reads "间：order-service" as one name).
+            // A space after every "：" before a name or Han text: text::facts
+            // reads "间：order-service" and "因：告" as one name each.
             (true, true) => format!("较早的历史记录（早于告警开始时间）： {}", group_text(g, zh)),
         };
         claims.push(claim(
@@ -234,6 +241,53 @@ pub fn build(
         missing,
     }
 }
+
+/// What the question asks about, to rank log groups by: its own words
+/// (not the service's name, not level words) and its levels. "Is X
+/// warning about lease renewal?" wants the lease lines before louder
+/// errors the question did not ask about.
+struct Asked {
+    words: BTreeSet<String>,
+    levels: Vec<Level>,
+}
+
+impl Asked {
+    fn new(question: &str) -> Asked {
+        let e = entities::extract(question, &[]);
+        let service_words: BTreeSet<String> =
+            e.services.iter().flat_map(|s| content_tokens(s)).collect();
+        let words = content_tokens(question)
+            .into_iter()
+            .filter(|w| w.chars().count() >= 4)
+            .filter(|w| !service_words.contains(w) && Level::parse_word(w).is_none())
+            .filter(|w| !GENERIC_QUESTION_WORDS.contains(&w.as_str()))
+            .collect();
+        Asked {
+            words,
+            levels: e.levels,
+        }
+    }
+
+    /// (names none of the question's words, not at a level it asks).
+    fn rank(&self, g: &[&LogItem]) -> (bool, bool) {
+        let Some(first) = g.first() else {
+            return (true, true);
+        };
+        let named = !self.words.is_empty()
+            && content_tokens(&first.template)
+                .iter()
+                .any(|w| self.words.contains(w));
+        let level = Level::parse(&first.level).is_some_and(|l| self.levels.contains(&l));
+        (!named, !level)
+    }
+}
+
+/// Question words that say nothing about which lines are meant.
+const GENERIC_QUESTION_WORDS: &[&str] = &[
+    "logs", "logged", "logging", "lines", "messages", "message", "wrong", "happened", "going",
+    "failing", "failed", "errors", "warnings", "there", "about", "which", "what", "write", "wrote",
+    "recently", "today", "service",
+];
 
 /// The likely cause the evidence supports, the alerts and groups it
 /// binds, and the groups that are earlier history.
@@ -362,7 +416,7 @@ fn possible_causes(
         let text = if zh {
             let since = since.map_or(String::new(), |s| format!("（自 {s} 起）"));
             format!(
-                "{} 的可能原因（未经确认）：告警 {} 处于 {}{since}期间，出现 {}{}，模式为 \"{}\"",
+                "{} 的可能原因（未经确认）： 告警 {} 处于 {}{since}期间，出现 {}{}，模式为 \"{}\"",
                 first.service,
                 a.alertname,
                 a.state,
@@ -503,21 +557,53 @@ fn alert_text(a: &AlertItem, zh: bool) -> String {
 
 /// The quoted pattern of a group: its template when every literal piece of
 /// it is in the first line's ref text (so a reader and the Verifier can
-/// find it there), else a cleaned prefix of that ref text.
+/// find it there) and, quoted in a claim, it states nothing that ref does
+/// not (a template masks parts of names: `attempt_*_*_m_*` reads as a name
+/// `attempt-m`, and a leading `*:` joins the word before the quote); else
+/// the longest prefix of that line's message, in whole words, that states
+/// nothing more.
 fn quote(g: &[&LogItem]) -> String {
     let Some(first) = g.first() else {
         return String::new();
+    };
+    let evidence = [FactText::new(&first.src.text)];
+    let grounded = |q: &str| {
+        !q.is_empty()
+            && [format!("matching \"{q}\""), format!("模式为 \"{q}\"")]
+                .iter()
+                .all(|s| added(&FactText::new(s), &evidence, &[]).is_none())
     };
     let t = first.template.replace('"', "'");
     if literal_pieces(&t)
         .iter()
         .all(|p| contains_ci(&first.src.text, p))
-        && !t.is_empty()
+        && grounded(&t)
     {
-        t
-    } else {
-        clean(&first.src.text, 120).replace('"', "'")
+        return t;
     }
+    let message = message_of(first).replace('"', "'");
+    [120, 80, 40]
+        .into_iter()
+        .map(|max| whole_words(&message, max))
+        .find(|q| grounded(q))
+        .unwrap_or_default()
+}
+
+/// The message of a log line's ref text: without the leading time, level
+/// and service the tool writes, and without the figures it appends.
+fn message_of(l: &LogItem) -> &str {
+    let mut rest = l.src.text.as_str();
+    if let Some(i) = rest.rfind(" | ").filter(|_| l.similar.is_some()) {
+        rest = &rest[..i];
+    }
+    for word in [l.ts.as_str(), l.level.as_str(), l.service.as_str()] {
+        let trimmed = rest.trim_start();
+        rest = match trimmed.split_once(' ') {
+            Some((head, tail)) if !word.is_empty() && head.eq_ignore_ascii_case(word) => tail,
+            _ => trimmed,
+        };
+    }
+    rest.trim()
 }
 
 /// How many lines a group stands for, when a ref it binds states it
@@ -617,7 +703,7 @@ fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
     let d = details(a);
     if zh {
         format!(
-            "{} 的可能根因：告警 {} 处于 {}（{d}）期间，记录了 {}{}，模式为 \"{}\"",
+            "{} 的可能根因： 告警 {} 处于 {}（{d}）期间，记录了 {}{}，模式为 \"{}\"",
             a.service,
             a.alertname,
             a.state,

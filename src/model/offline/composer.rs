@@ -188,7 +188,7 @@ fn bounded_quote(lang: Lang, c: &AllowedClaim) -> String {
     for e in &c.evidence {
         let q = format!(
             "\"{}\"",
-            clean_whole_words(&e.matched_text, QUOTE_CHARS - lead_len)
+            super::text::whole_words(&e.matched_text, QUOTE_CHARS - lead_len)
         );
         let sep = if quoted == 0 { "" } else { "; " };
         if out.chars().count() + sep.len() + q.chars().count() > QUOTE_CHARS {
@@ -206,20 +206,6 @@ fn bounded_quote(lang: Lang, c: &AllowedClaim) -> String {
 
 /// A statement's room for quoted evidence, below the answer's cut.
 const QUOTE_CHARS: usize = crate::vocab::answer::STATEMENT_CHARS / 2;
-
-/// `text` cleaned and, when longer than `max`, cut at a space: a word
-/// (a number, a name) is quoted whole or not at all.
-fn clean_whole_words(text: &str, max: usize) -> String {
-    let full = clean(text, usize::MAX);
-    if full.chars().count() <= max {
-        return full;
-    }
-    let cut: String = full.chars().take(max.saturating_sub(1)).collect();
-    match cut.rfind(' ') {
-        Some(i) => format!("{}…", &cut[..i]),
-        None => String::new(),
-    }
-}
 
 fn opening(verdict: Verdict, nothing_positive: bool, zh: bool) -> &'static str {
     match (verdict, nothing_positive, zh) {
