@@ -17,6 +17,7 @@ mod support;
 
 mod brain;
 mod brain_hops;
+mod brain_noise;
 mod checks;
 mod e2e;
 mod log_files;

@@ -9,20 +9,26 @@
 
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
+use crate::model::offline::entities;
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, Timing, group_count, group_logs,
-    group_range, is_error_level, timing,
+    group_range, is_error_level, level_rank, timing,
 };
-use crate::model::offline::text::{contains_ci, literal_pieces};
-use crate::text::clean;
+use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
+use crate::text::facts::FactText;
+use crate::text::facts::grounded::added;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
+use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use chrono::Duration;
+use std::collections::BTreeSet;
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
 const MAX_NEGATIVE_CLAIMS: usize = 4;
 const NARROW_MAX_CLAIMS: usize = 2;
+/// Patterns below ERROR offered as possible causes when none is likely.
+const MAX_POSSIBLE_CAUSES: usize = 2;
 /// Error lines of one pattern needed before it may be called a cause.
 const MIN_CAUSE_LINES: usize = 2;
 
@@ -70,10 +76,14 @@ pub fn build(
     let mut used_group: Vec<bool> = vec![false; groups.len()];
 
     let mut history: Vec<bool> = vec![false; groups.len()];
+    let mut possible: Vec<Hypothesis> = Vec::new();
     if !narrow {
         let found = cause(c, &groups, options.cause_margin, zh);
         for (gi, h) in history.iter_mut().enumerate() {
             *h = found.history.contains(&gi);
+        }
+        if found.claim.is_none() {
+            possible = possible_causes(c, &groups, options.cause_margin, zh);
         }
         if let Some(claim) = found.claim {
             claims.push(claim);
@@ -117,10 +127,13 @@ pub fn build(
         MAX_LOG_CLAIMS
     };
     let log_claims = used_group.iter().filter(|u| **u).count();
-    for (gi, g) in groups
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !used_group[*i])
+    let asked = Asked::new(question);
+    let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
+    // Stable: within each rank, most severe and largest first.
+    order.sort_by_key(|i| groups.get(*i).map_or((true, true), |g| asked.rank(g)));
+    for (gi, g) in order
+        .into_iter()
+        .filter_map(|i| Some((i, groups.get(i)?)))
         .take(log_cap.saturating_sub(log_claims))
     {
         let text = match (history[gi], zh) {
@@ -129,7 +142,9 @@ pub fn build(
                 "Earlier history, before the alerts became active: {}",
                 group_text(g, zh)
             ),
-            (true, true) => format!("较早的历史记录（早于告警开始时间）：{}", group_text(g, zh)),
+            // A space after every "：" before a name or Han text: text::facts
+            // reads "间：order-service" and "因：告" as one name each.
+            (true, true) => format!("较早的历史记录（早于告警开始时间）： {}", group_text(g, zh)),
         };
         claims.push(claim(
             "observation",
@@ -195,10 +210,12 @@ pub fn build(
             "The queries returned no alert or log evidence, so no cause can be stated".into()
         });
     } else if !claims.iter().any(|c| c.claim_type == "root_cause") && !narrow {
-        missing.push(if zh {
-            "证据没有把重复出现的错误日志与某个触发中的告警关联起来，根因无法由证据直接确定".into()
-        } else {
-            "The evidence does not tie a repeated error pattern to a firing alert on the same service, so no cause is confirmed".into()
+        missing.push(match (possible.is_empty(), zh) {
+            (true, false) => "The evidence does not tie a repeated error pattern to a firing alert on the same service, so no cause is confirmed".into(),
+            (true, true) => "证据没有把重复出现的错误日志与某个触发中的告警关联起来，根因无法由证据直接确定".into(),
+            // The pattern that coincides is below ERROR: a lead, not a cause.
+            (false, false) => "No ERROR-level pattern coincides with a firing alert on its service: the possible cause among the hypotheses (lines below ERROR in the alert's window) is not confirmed until an error or a metric shows it".into(),
+            (false, true) => "没有 ERROR 级别的日志模式与同一服务上触发中的告警同时出现：假设中的可能原因（告警窗口内低于 ERROR 级别的日志）尚未确认，需要错误日志或指标来证实".into(),
         });
     }
     let (hypotheses, actions) = if narrow {
@@ -210,7 +227,12 @@ pub fn build(
             .filter(|(i, _)| !history[*i])
             .filter_map(|(_, g)| g.first().map(|l| l.template.as_str()))
             .collect();
-        super::runbook::material(c, &super::runbook::Topic::new(question, c, &current), zh)
+        let (runbook, actions) =
+            super::runbook::material(c, &super::runbook::Topic::new(question, c, &current), zh);
+        // What this environment's evidence suggests leads; general runbook
+        // guidance follows.
+        possible.extend(runbook);
+        (possible, actions)
     };
     Draft {
         claims,
@@ -219,6 +241,53 @@ pub fn build(
         missing,
     }
 }
+
+/// What the question asks about, to rank log groups by: its own words
+/// (not the service's name, not level words) and its levels. "Is X
+/// warning about lease renewal?" wants the lease lines before louder
+/// errors the question did not ask about.
+struct Asked {
+    words: BTreeSet<String>,
+    levels: Vec<Level>,
+}
+
+impl Asked {
+    fn new(question: &str) -> Asked {
+        let e = entities::extract(question, &[]);
+        let service_words: BTreeSet<String> =
+            e.services.iter().flat_map(|s| content_tokens(s)).collect();
+        let words = content_tokens(question)
+            .into_iter()
+            .filter(|w| w.chars().count() >= 4)
+            .filter(|w| !service_words.contains(w) && Level::parse_word(w).is_none())
+            .filter(|w| !GENERIC_QUESTION_WORDS.contains(&w.as_str()))
+            .collect();
+        Asked {
+            words,
+            levels: e.levels,
+        }
+    }
+
+    /// (names none of the question's words, not at a level it asks).
+    fn rank(&self, g: &[&LogItem]) -> (bool, bool) {
+        let Some(first) = g.first() else {
+            return (true, true);
+        };
+        let named = !self.words.is_empty()
+            && content_tokens(&first.template)
+                .iter()
+                .any(|w| self.words.contains(w));
+        let level = Level::parse(&first.level).is_some_and(|l| self.levels.contains(&l));
+        (!named, !level)
+    }
+}
+
+/// Question words that say nothing about which lines are meant.
+const GENERIC_QUESTION_WORDS: &[&str] = &[
+    "logs", "logged", "logging", "lines", "messages", "message", "wrong", "happened", "going",
+    "failing", "failed", "errors", "warnings", "there", "about", "which", "what", "write", "wrote",
+    "recently", "today", "service",
+];
 
 /// The likely cause the evidence supports, the alerts and groups it
 /// binds, and the groups that are earlier history.
@@ -314,16 +383,96 @@ fn cause(c: &Collected, groups: &[Vec<&LogItem>], margin: Duration, zh: bool) ->
     out
 }
 
+/// Possible causes to state as hypotheses when no error pattern is a
+/// likely cause: a repeated pattern below ERROR (WARN: GC pauses, slow
+/// calls) on the service of a firing alert, reaching into the alert's
+/// active window (the same time rule as a cause). Bound to the alert and
+/// the pattern's first line, so the Gatekeeper checks what it rests on.
+fn possible_causes(
+    c: &Collected,
+    groups: &[Vec<&LogItem>],
+    margin: Duration,
+    zh: bool,
+) -> Vec<Hypothesis> {
+    let mut out = Vec::new();
+    for g in groups {
+        let Some(first) = g.first() else { continue };
+        let warn_or_worse = level_rank(&first.level) <= level_rank("WARN");
+        if !warn_or_worse || first.service.is_empty() || group_count(g) < MIN_CAUSE_LINES as u64 {
+            continue;
+        }
+        let Some(a) = c.alerts.iter().find(|a| {
+            a.state == "firing"
+                && a.service.eq_ignore_ascii_case(&first.service)
+                && timing(g, a, margin) == Timing::Overlaps
+        }) else {
+            continue;
+        };
+        let since = a
+            .details
+            .iter()
+            .find(|(k, _)| k == "since")
+            .map(|(_, v)| v.as_str());
+        let text = if zh {
+            let since = since.map_or(String::new(), |s| format!("（自 {s} 起）"));
+            format!(
+                "{} 的可能原因（未经确认）： 告警 {} 处于 {}{since}期间，出现 {}{}，模式为 \"{}\"",
+                first.service,
+                a.alertname,
+                a.state,
+                lines_zh(g, &first.level),
+                time_range(g, true),
+                quote(g)
+            )
+        } else {
+            let since = since.map_or(String::new(), |s| format!(" since {s}"));
+            format!(
+                "Possible cause on {}, not confirmed: {}{} matching \"{}\" while {} is {}{since}",
+                first.service,
+                lines_en(g, &first.level, "log"),
+                time_range(g, false),
+                quote(g),
+                a.alertname,
+                a.state
+            )
+        };
+        out.push(Hypothesis {
+            hypothesis_text: text,
+            basis: if zh {
+                format!(
+                    "{} 的 {} 日志与告警 {} 的时间窗口重叠",
+                    first.service, first.level, a.alertname
+                )
+            } else {
+                format!(
+                    "{} lines of {} overlap the active window of {}",
+                    first.level, first.service, a.alertname
+                )
+            },
+            needed_evidence: vec![if zh {
+                "同一时间窗口内能直接说明原因的错误日志或指标".into()
+            } else {
+                "error lines or a metric in the same window that show the cause directly".into()
+            }],
+            evidence_bindings: vec![binding(&a.src), binding(&first.src)],
+        });
+        if out.len() >= MAX_POSSIBLE_CAUSES {
+            break;
+        }
+    }
+    out
+}
+
 /// The cause is upstream and its own errors are here.
 fn upstream_cause_text(a: &AlertItem, g: &[&LogItem], h: &[&LogItem], zh: bool) -> String {
     let own = h.first().map_or("", |l| l.service.as_str());
-    let n = group_count(h);
     let level = h.first().map_or("ERROR", |l| l.level.as_str());
     let d = details(a);
     if zh {
         format!(
-            "{own} 的可能根因（{} 的上游依赖）：{own} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"；{} 的日志指向 {own}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
+            "{own} 的可能根因（{} 的上游依赖）： {own} 记录了 {}{}，模式为 \"{}\"； {} 的日志指向 {own}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
             a.service,
+            lines_zh(h, level),
             time_range(h, true),
             quote(h),
             a.service,
@@ -332,10 +481,10 @@ fn upstream_cause_text(a: &AlertItem, g: &[&LogItem], h: &[&LogItem], zh: bool) 
             a.state
         )
     } else {
-        let lines = if n == 1 { "line" } else { "lines" };
         format!(
-            "Likely cause on {own}, upstream of {}: {n} {level} log {lines}{} matching \"{}\"; {}'s own lines blame it (\"{}\") while {} is {} ({d})",
+            "Likely cause on {own}, upstream of {}: {}{} matching \"{}\"; {}'s own lines blame it (\"{}\") while {} is {} ({d})",
             a.service,
+            lines_en(h, level, "log"),
             time_range(h, false),
             quote(h),
             a.service,
@@ -349,27 +498,27 @@ fn upstream_cause_text(a: &AlertItem, g: &[&LogItem], h: &[&LogItem], zh: bool) 
 /// The cause is upstream and only the caller's lines name it: a cause
 /// still to confirm from the blamed service's own evidence.
 fn blamed_text(dep: &str, a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
-    let n = group_count(g);
     let level = g.first().map_or("ERROR", |l| l.level.as_str());
     let d = details(a);
     if zh {
         format!(
-            "{dep}（{} 的上游依赖）是 {} 的错误日志所指向的可能根因：{} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
+            "{dep}（{} 的上游依赖）是 {} 的错误日志所指向的可能根因： {} 记录了 {}{}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
             a.service,
             a.service,
             a.service,
+            lines_zh(g, level),
             time_range(g, true),
             quote(g),
             a.alertname,
             a.state
         )
     } else {
-        let lines = if n == 1 { "line" } else { "lines" };
         format!(
-            "{dep}, upstream of {}, is the likely cause {}'s errors point to: {} logged {n} {level} {lines}{} matching \"{}\" while {} is {} ({d})",
+            "{dep}, upstream of {}, is the likely cause {}'s errors point to: {} logged {}{} matching \"{}\" while {} is {} ({d})",
             a.service,
             a.service,
             a.service,
+            lines_en(g, level, ""),
             time_range(g, false),
             quote(g),
             a.alertname,
@@ -408,20 +557,93 @@ fn alert_text(a: &AlertItem, zh: bool) -> String {
 
 /// The quoted pattern of a group: its template when every literal piece of
 /// it is in the first line's ref text (so a reader and the Verifier can
-/// find it there), else a cleaned prefix of that ref text.
+/// find it there) and, quoted in a claim, it states nothing that ref does
+/// not (a template masks parts of names: `attempt_*_*_m_*` reads as a name
+/// `attempt-m`, and a leading `*:` joins the word before the quote); else
+/// the longest prefix of that line's message, in whole words, that states
+/// nothing more.
 fn quote(g: &[&LogItem]) -> String {
     let Some(first) = g.first() else {
         return String::new();
+    };
+    let evidence = [FactText::new(&first.src.text)];
+    let grounded = |q: &str| {
+        !q.is_empty()
+            && [format!("matching \"{q}\""), format!("模式为 \"{q}\"")]
+                .iter()
+                .all(|s| added(&FactText::new(s), &evidence, &[]).is_none())
     };
     let t = first.template.replace('"', "'");
     if literal_pieces(&t)
         .iter()
         .all(|p| contains_ci(&first.src.text, p))
-        && !t.is_empty()
+        && grounded(&t)
     {
-        t
+        return t;
+    }
+    let message = message_of(first).replace('"', "'");
+    [120, 80, 40]
+        .into_iter()
+        .map(|max| whole_words(&message, max))
+        .find(|q| grounded(q))
+        .unwrap_or_default()
+}
+
+/// The message of a log line's ref text: without the leading time, level
+/// and service the tool writes, and without the figures it appends.
+fn message_of(l: &LogItem) -> &str {
+    let mut rest = l.src.text.as_str();
+    if let Some(i) = rest.rfind(" | ").filter(|_| l.similar.is_some()) {
+        rest = &rest[..i];
+    }
+    for word in [l.ts.as_str(), l.level.as_str(), l.service.as_str()] {
+        let trimmed = rest.trim_start();
+        rest = match trimmed.split_once(' ') {
+            Some((head, tail)) if !word.is_empty() && head.eq_ignore_ascii_case(word) => tail,
+            _ => trimmed,
+        };
+    }
+    rest.trim()
+}
+
+/// How many lines a group stands for, when a ref it binds states it
+/// (`… | N matching lines like this`). A count the sample merely shows
+/// (ten refs bound) is in no ref text, so a statement carrying it would
+/// add a number its evidence lacks; the citation (`x10`) shows it instead.
+fn stated_count(g: &[&LogItem]) -> Option<u64> {
+    g.iter()
+        .any(|l| l.similar.is_some())
+        .then(|| group_count(g))
+}
+
+/// `10 ERROR log lines`, or `ERROR log lines` / `an ERROR log line` when no
+/// ref states the count. `log`: the word before "line(s)" ("" for none).
+fn lines_en(g: &[&LogItem], level: &str, log: &str) -> String {
+    let noun = |n: u64| if n == 1 { "line" } else { "lines" };
+    let log = if log.is_empty() {
+        String::new()
     } else {
-        clean(&first.src.text, 120).replace('"', "'")
+        format!("{log} ")
+    };
+    match stated_count(g) {
+        Some(n) => format!("{n} {level} {log}{}", noun(n)),
+        None if g.len() == 1 => {
+            let article = if level.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{article} {level} {log}line")
+        }
+        None => format!("{level} {log}lines"),
+    }
+}
+
+/// `10 条 ERROR 日志`, or `ERROR 日志` when no ref states the count.
+fn lines_zh(g: &[&LogItem], level: &str) -> String {
+    match stated_count(g) {
+        Some(n) => format!("{n} 条 {level} 日志"),
+        None => format!("{level} 日志"),
     }
 }
 
@@ -444,7 +666,6 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
     let Some(first) = g.first() else {
         return String::new();
     };
-    let n = group_count(g);
     let level = if first.level.is_empty() {
         "log"
     } else {
@@ -455,7 +676,6 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
     } else {
         &first.service
     };
-    let lines = if n == 1 { "line" } else { "lines" };
     if zh {
         let who = if first.service.is_empty() {
             "日志中"
@@ -463,13 +683,15 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
             &first.service
         };
         format!(
-            "{who} 记录了 {n} 条 {level} 日志{}，模式为 \"{}\"",
+            "{who} 记录了 {}{}，模式为 \"{}\"",
+            lines_zh(g, level),
             time_range(g, true),
             quote(g)
         )
     } else {
         format!(
-            "{who} logged {n} {level} {lines}{} matching \"{}\"",
+            "{who} logged {}{} matching \"{}\"",
+            lines_en(g, level, ""),
             time_range(g, false),
             quote(g)
         )
@@ -477,23 +699,23 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
 }
 
 fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
-    let n = group_count(g);
     let level = g.first().map_or("ERROR", |l| l.level.as_str());
     let d = details(a);
     if zh {
         format!(
-            "{} 的可能根因：告警 {} 处于 {}（{d}）期间，记录了 {n} 条 {level} 日志{}，模式为 \"{}\"",
+            "{} 的可能根因： 告警 {} 处于 {}（{d}）期间，记录了 {}{}，模式为 \"{}\"",
             a.service,
             a.alertname,
             a.state,
+            lines_zh(g, level),
             time_range(g, true),
             quote(g)
         )
     } else {
-        let lines = if n == 1 { "line" } else { "lines" };
         format!(
-            "Likely cause on {}: {n} {level} log {lines}{} matching \"{}\", while {} is {} ({d})",
+            "Likely cause on {}: {}{} matching \"{}\", while {} is {} ({d})",
             a.service,
+            lines_en(g, level, "log"),
             time_range(g, false),
             quote(g),
             a.alertname,

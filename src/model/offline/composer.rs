@@ -152,7 +152,7 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
 fn statement(c: &AllowedClaim, lang: Lang) -> ComposerStatement {
     let text = clean(&c.claim_text, 400);
     let text = if text.is_empty() || check_text(&text, &[c], &[]).is_some() {
-        evidence_quote(lang, c)
+        bounded_quote(lang, c)
     } else {
         text
     };
@@ -163,6 +163,49 @@ fn statement(c: &AllowedClaim, lang: Lang) -> ComposerStatement {
         claim_ids: vec![c.claim_id.clone()],
     }
 }
+
+/// The claim's evidence quoted, as many whole refs as fit in a statement:
+/// the answer cuts a longer statement, and a cut inside a quote can leave
+/// a piece of a number ("between 20…") the evidence does not state.
+fn bounded_quote(lang: Lang, c: &AllowedClaim) -> String {
+    let whole = evidence_quote(lang, c);
+    if whole.chars().count() <= QUOTE_CHARS
+        && c.evidence
+            .iter()
+            .all(|e| e.matched_text.chars().count() <= 300)
+    {
+        return whole;
+    }
+    let mut out = evidence_quote(
+        lang,
+        &AllowedClaim {
+            evidence: vec![],
+            ..c.clone()
+        },
+    );
+    let lead_len = out.chars().count();
+    let mut quoted = 0;
+    for e in &c.evidence {
+        let q = format!(
+            "\"{}\"",
+            super::text::whole_words(&e.matched_text, QUOTE_CHARS - lead_len)
+        );
+        let sep = if quoted == 0 { "" } else { "; " };
+        if out.chars().count() + sep.len() + q.chars().count() > QUOTE_CHARS {
+            break;
+        }
+        out.push_str(sep);
+        out.push_str(&q);
+        quoted += 1;
+    }
+    if quoted < c.evidence.len() {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// A statement's room for quoted evidence, below the answer's cut.
+const QUOTE_CHARS: usize = crate::vocab::answer::STATEMENT_CHARS / 2;
 
 fn opening(verdict: Verdict, nothing_positive: bool, zh: bool) -> &'static str {
     match (verdict, nothing_positive, zh) {

@@ -447,6 +447,19 @@ fn skill_step_queries(
     ]
     .iter()
     .any(|w| lower.contains(w));
+    // A lookup for another service's handling ("gateway 5xx handling" when
+    // the question is about payment-service) would put that service's
+    // runbook steps into this answer: the procedure is followed for the
+    // question's service.
+    let others_only = !q.services.is_empty()
+        && !e.services.is_empty()
+        && !e
+            .services
+            .iter()
+            .any(|s| q.services.iter().any(|x| x.eq_ignore_ascii_case(s)));
+    if knowledge && others_only {
+        return out;
+    }
     if knowledge {
         let words: Vec<String> = content_tokens(step)
             .into_iter()

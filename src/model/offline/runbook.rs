@@ -72,6 +72,8 @@ impl Topic {
         }
         for p in patterns.iter().take(3) {
             terms.extend(content_tokens(p));
+            // "HikariPool" is about a pool too.
+            terms.extend(content_tokens(&split_camel(p)));
         }
         Topic {
             terms: terms
@@ -84,17 +86,28 @@ impl Topic {
     }
 
     /// On topic: titled by an alert of the question or evidence, or
-    /// sharing at least [`MIN_SHARED_TERMS`] topic words.
+    /// sharing at least [`MIN_SHARED_TERMS`] topic words, one of them in
+    /// its document's title. The title says what the document is about
+    /// (the router, the heap); its body's words ("slow", "latency") are
+    /// shared by documents about other components.
     fn covers(&self, b: &KnowledgeItem) -> bool {
         let title = b.breadcrumb.split('>').next().unwrap_or("");
         if !title.trim().is_empty() && self.alerts.contains(&squash(title)) {
             return true;
         }
-        let have: BTreeSet<String> = content_tokens(&format!("{} {}", b.breadcrumb, b.text))
-            .iter()
-            .map(|t| stem(t))
-            .collect();
+        let title = if title.trim().is_empty() {
+            b.source.rsplit('/').next().unwrap_or("")
+        } else {
+            title
+        };
+        let stems = |text: &str| -> BTreeSet<String> {
+            content_tokens(text).iter().map(|t| stem(t)).collect()
+        };
+        let have = stems(&format!("{} {}", b.breadcrumb, b.text));
+        let mut titled = stems(title);
+        titled.extend(stems(&split_camel(title)));
         self.terms.intersection(&have).count() >= MIN_SHARED_TERMS
+            && self.terms.intersection(&titled).next().is_some()
     }
 }
 

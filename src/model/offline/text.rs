@@ -273,6 +273,20 @@ pub fn leading_timestamp(text: &str) -> Option<String> {
     TS.find(text.trim_start()).map(|m| m.as_str().to_string())
 }
 
+/// `text` cleaned, cut at a space to at most `max` characters (with `…`
+/// when cut): a number or name is quoted whole or not at all.
+pub fn whole_words(text: &str, max: usize) -> String {
+    let full = crate::text::clean(text, usize::MAX);
+    if full.chars().count() <= max {
+        return full;
+    }
+    let cut: String = full.chars().take(max.saturating_sub(1)).collect();
+    match cut.rfind(' ') {
+        Some(i) => format!("{}…", cut[..i].trim_end()),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
