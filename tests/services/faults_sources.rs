@@ -5,7 +5,7 @@
 //! whole: the invocation fails or is partial, says why, and the answer's
 //! "What could not be checked" names it.
 
-use crate::helpers::{diagraph_bin, isolate, shop_pack_dir};
+use crate::helpers::{copy_dir, diagraph_bin, isolate, shop_pack_dir};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -14,19 +14,6 @@ use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
-    }
 }
 
 /// `ask --json` in a private home with `args` before `ask`.
