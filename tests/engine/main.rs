@@ -19,6 +19,8 @@ mod runs;
 mod answer_classes;
 mod answer_props;
 mod fallback_markers;
+mod gate_holes;
+mod gate_holes_cause;
 mod gatekeeper_adversarial;
 mod gatekeeper_classes;
 mod gatekeeper_excerpts;

@@ -24,7 +24,7 @@
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
 
-use super::{FactText, Join, Kind, numbers_match, unit_after};
+use super::{FactText, Join, Kind, quantities_match, unit_after};
 
 /// What a statement adds to its evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,9 @@ pub enum Added {
     Negation(String),
     /// A state, health or polarity word the evidence does not say.
     State(String),
+    /// A cause word (caused, because, 导致...) no single evidence text
+    /// backs: a link between facts that no evidence states.
+    Cause(String),
 }
 
 impl Added {
@@ -53,6 +56,9 @@ impl Added {
                 format!("negates ({n:?}) where its evidence negates nothing about the same facts")
             }
             Added::State(w) => format!("says {w:?}, which its evidence does not say"),
+            Added::Cause(w) => format!(
+                "states a cause ({w:?}) that no single evidence text states with the same facts"
+            ),
         }
     }
 }
@@ -420,7 +426,7 @@ fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
                 } else {
                     ""
                 };
-                numbers_match(text, unit, e.text(q), ub)
+                quantities_match(text, unit, e.text(q), ub)
             }
         })
         .map(|(j, _)| j)
@@ -457,6 +463,17 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[FactText]) 
                 .map(|(_, w)| concept(w)),
         )
         .collect();
+    // the clause's Chinese words by their English glosses, so 无法获取连接
+    // finds the "connection" of "Connection is not available"
+    let han: String = s
+        .parts()
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| in_clause(*i) && matches!(p.kind, Kind::Han | Kind::Polarity))
+        .map(|(_, p)| s.text(p))
+        .filter(|t| !t.is_ascii())
+        .collect();
+    let glossed = super::gloss::english_of(&han);
     let mut any_occurs = false;
     for e in evidence {
         let negated: Vec<u16> = e
@@ -479,6 +496,9 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[FactText]) 
         }
         for c in &states {
             at.extend(state_at(e, c));
+        }
+        for w in &glossed {
+            at.extend((0..e.parts().len()).filter(|&j| e.text_at(j) == *w));
         }
         any_occurs |= !at.is_empty();
         if at.iter().any(|&j| {
