@@ -24,7 +24,7 @@
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
 
-use super::{FactText, Join, Kind, quantities_match, unit_after};
+use super::{FactText, Join, Kind, quantities_match, states, unit_after};
 
 /// What a statement adds to its evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             let w = statement.text(q);
             let state = match q.kind {
                 Kind::Polarity => w.is_ascii(),
-                Kind::Word | Kind::Filler => is_health_en(w),
+                Kind::Word | Kind::Filler => is_health_en(w) || states::is_state_en(statement, i),
                 _ => false,
             };
             if state && !states_rest_on(evidence, concept(w), clause_negated(i)) {
@@ -144,7 +144,8 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
         .han_polarity()
         .iter()
         .map(|(i, w)| (*i as usize, *w))
-        .chain(han_health_words(statement));
+        .chain(han_health_words(statement))
+        .chain(states::han_states(statement));
     for (i, w) in han {
         if !states_rest_on(evidence, concept(w), clause_negated(i)) {
             return Some(Added::State(w.to_string()));
@@ -198,6 +199,10 @@ pub fn concludes(text: &FactText) -> Option<String> {
             continue;
         }
         let c = concept(w);
+        // `working set`, `fixed delay`: no state where no state stands
+        if states::concept_of(w).is_some() && !states::is_state_en(text, i) {
+            continue;
+        }
         if CONCLUSIONS.contains(&c)
             || ((c == "problem" || matches!(w, "exist" | "exists" | "existing"))
                 && negated_before(i))
@@ -212,10 +217,17 @@ pub fn concludes(text: &FactText) -> Option<String> {
             return Some((*w).to_string());
         }
     }
+    if let Some((_, w)) = states::han_states(text)
+        .into_iter()
+        .find(|(_, w)| CONCLUSIONS.contains(&concept(w)))
+    {
+        return Some(w.to_string());
+    }
     han_health_words(text)
         .into_iter()
         .find(|(i, _)| negated_before(*i))
         .map(|(_, w)| w.to_string())
+        .or_else(|| states::concludes_resolved(text))
 }
 
 /// State concepts that conclude about a system rather than report a reading.
@@ -253,7 +265,7 @@ pub fn concept(w: &str) -> &str {
         "problem" | "problems" | "issue" | "issues" | "wrong" | "问题" => "problem",
         "fault" | "faults" | "faulty" => "failed",
         "lack" | "lacks" | "lacking" | "absence" | "missing" => "lack",
-        other => other,
+        other => states::concept_of(other).unwrap_or(other),
     }
 }
 
@@ -354,6 +366,7 @@ fn state_at(e: &FactText, c: &str) -> Vec<usize> {
             .iter()
             .map(|(i, w)| (*i as usize, *w))
             .chain(han_health_words(e))
+            .chain(states::han_states(e))
             .filter(|(_, w)| concept(w) == c)
             .map(|(i, _)| i),
     );

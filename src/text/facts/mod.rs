@@ -23,6 +23,7 @@ pub mod cause;
 pub mod gloss;
 pub mod grounded;
 pub mod stamp;
+pub mod states;
 mod units;
 pub mod words;
 
