@@ -134,6 +134,9 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             _ => {}
         }
     }
+    if let Some(name) = super::names::unsupported_name(statement, evidence, names) {
+        return Some(Added::Name(name));
+    }
     if let Some(name) = han_service_names(statement)
         .into_iter()
         .find(|n| !evidence.iter().any(|e| !run_at(e, n).is_empty()))

@@ -22,6 +22,7 @@
 pub mod cause;
 pub mod gloss;
 pub mod grounded;
+pub mod names;
 pub mod stamp;
 pub mod states;
 mod units;
@@ -117,6 +118,14 @@ pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
         }
         if c.is_control() {
             out.push(' ');
+            continue;
+        }
+        // every dash is a hyphen: `payment‑service` (U+2011) is the name
+        if matches!(
+            c,
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}'
+        ) {
+            out.push('-');
             continue;
         }
         match decimal_digit(c) {

@@ -1,0 +1,89 @@
+//! H4: a known service name is the same name however it is written: with
+//! any dash (U+2010..U+2015, U+2212), with a space or nothing between its
+//! parts, or as its distinctive stem alone ("inventory timed out"). A
+//! statement may name it only when its evidence does.
+
+use crate::gate_holes::{CPU, LAT, LOG, statement};
+use crate::redteam::{compose, composer, honest_composer};
+use diagraph::text::facts::grounded::Added;
+use diagraph::vocab::graph::Outcome;
+
+#[test]
+fn h4_a_service_name_in_any_spelling_must_be_in_the_evidence() {
+    for (s, ev) in [
+        (
+            "order-service HikariPool-1 timeouts (30000ms) also hit payment\u{2011}service.",
+            LOG,
+        ),
+        (
+            "order-service HikariPool-1 timeouts also hit payment\u{2013}service.",
+            LOG,
+        ),
+        (
+            "order-service HikariPool-1 timeouts also hit payment\u{2212}service.",
+            LOG,
+        ),
+        (
+            "order-service and the payment service both time out after 30000ms.",
+            LOG,
+        ),
+        ("order-service and Payment Service time out.", LOG),
+        ("inventory timed out after 30000ms.", LOG),
+        ("inventoryservice connection is not available.", LOG),
+        (
+            "the inventory service HighCPUUsage alert is firing at 92.",
+            CPU,
+        ),
+        ("payment 的 HighRequestLatency 告警正在触发。", LAT),
+    ] {
+        let got = statement(s, &[ev]);
+        assert!(matches!(got, Some(Added::Name(_))), "{s}: {got:?}");
+    }
+}
+
+#[test]
+fn h4_a_service_name_the_evidence_holds_passes_in_any_spelling() {
+    for (s, ev) in [
+        (
+            "The payment service HighCPUUsage alert is firing at 92.",
+            CPU,
+        ),
+        ("payment\u{2011}service HighCPUUsage is firing at 92.", CPU),
+        ("paymentservice HighCPUUsage is firing at 92.", CPU),
+        ("payment HighCPUUsage is firing at 92.", CPU),
+        (
+            "The order service HikariPool-1 connection is not available.",
+            LOG,
+        ),
+        // ordinary words that are the stem of a service name
+        (
+            "In order to serve requests, order-service needs HikariPool-1 connections, which are not available.",
+            LOG,
+        ),
+        ("order-service 的 HighRequestLatency 告警正在触发。", LAT),
+    ] {
+        assert_eq!(statement(s, &[ev]), None, "{s}");
+    }
+}
+
+#[tokio::test]
+async fn h4_a_name_without_its_hyphen_is_rejected_through_the_engine() {
+    for s in [
+        "order-service HikariPool-1 timeouts (30000ms) also hit payment\u{2011}service.",
+        "order-service and the payment service both time out after 30000ms.",
+        "inventory timed out after 30000ms.",
+    ] {
+        let (out, attempts) = compose(
+            false,
+            &[composer(&[(s, &["c-log"])]), honest_composer(false)],
+        )
+        .await;
+        assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{s}");
+        assert!(
+            attempts[0].1.contains("answer.statement_facts"),
+            "{s}: {}",
+            attempts[0].1
+        );
+        assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+    }
+}
