@@ -247,9 +247,15 @@ pub fn evidence_texts(claims: &[&AllowedClaim]) -> Vec<FactText> {
 /// know, lower case.
 pub fn check_text(text: &str, claims: &[&AllowedClaim], names: &[String]) -> Option<Added> {
     let evidence = evidence_texts(claims);
-    added(&FactText::new(text), &evidence, names).or_else(|| {
-        unbacked_cause(text, &evidence, names, rests_on_observed_cause(claims)).map(Added::Cause)
-    })
+    match added(&FactText::new(text), &evidence, names) {
+        // facts of two texts linked by a cause word: the link is the lie
+        a @ (None | Some(Added::Recombined(_))) => {
+            unbacked_cause(text, &evidence, names, rests_on_observed_cause(claims))
+                .map(Added::Cause)
+                .or(a)
+        }
+        other => other,
+    }
 }
 
 /// Whether one of `claims` is a root_cause claim with evidence observed in

@@ -1,3 +1,6 @@
+//! H3: the facts of one clause (identifiers, service names, numbers)
+//! come from one evidence text, so two claims' facts cannot be recombined.
+//!
 //! H4: a known service name is the same name however it is written: with
 //! any dash (U+2010..U+2015, U+2212), with a space or nothing between its
 //! parts, or as its distinctive stem alone ("inventory timed out"). A
@@ -85,5 +88,79 @@ async fn h4_a_name_without_its_hyphen_is_rejected_through_the_engine() {
             attempts[0].1
         );
         assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+    }
+}
+
+#[test]
+fn h3_facts_of_one_clause_come_from_one_evidence_text() {
+    for (s, ev) in [
+        (
+            "order-service has a critical HighCPUUsage alert firing at 92.",
+            &[CPU, LAT][..],
+        ),
+        (
+            "payment-service HighRequestLatency is firing at 31.2 while order-service CPU is at 92.",
+            &[CPU, LAT][..],
+        ),
+        (
+            "payment-service HikariPool-1 connection is not available.",
+            &[CPU, LOG][..],
+        ),
+        (
+            "order-service 的 HighCPUUsage 告警数值为 92。",
+            &[CPU, LAT][..],
+        ),
+        (
+            "payment-service 的 HikariPool-1 连接在 30000ms 后超时。",
+            &[CPU, LOG][..],
+        ),
+    ] {
+        let got = statement(s, ev);
+        assert!(matches!(got, Some(Added::Recombined(_))), "{s}: {got:?}");
+    }
+    // each clause from its own text: facts side by side pass
+    for (s, ev) in [
+        (
+            "payment-service HighCPUUsage is firing at 92, and order-service HighRequestLatency at 31.2.",
+            &[CPU, LAT][..],
+        ),
+        (
+            "payment-service HighCPUUsage is firing at 92; order-service HikariPool-1 connection is not available.",
+            &[CPU, LOG][..],
+        ),
+        (
+            "payment-service 的 HighCPUUsage 告警为 92，同时 order-service 的 HighRequestLatency 告警为 31.2。",
+            &[CPU, LAT][..],
+        ),
+        (
+            "order-service HikariPool-1 timed out after 30000ms while its HighRequestLatency alert is firing at 31.2.",
+            &[LAT, LOG][..],
+        ),
+    ] {
+        assert_eq!(statement(s, ev), None, "{s}");
+    }
+}
+
+#[tokio::test]
+async fn h3_recombined_facts_are_rejected_through_the_engine() {
+    for (s, ids) in [
+        (
+            "order-service has a critical HighCPUUsage alert firing at 92.",
+            &["c-cpu", "c-lat"][..],
+        ),
+        (
+            "payment-service HikariPool-1 connection is not available after 30000ms.",
+            &["c-cpu", "c-log"][..],
+        ),
+    ] {
+        let (out, attempts) =
+            compose(false, &[composer(&[(s, ids)]), honest_composer(false)]).await;
+        assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+        assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{s}");
+        assert!(
+            attempts[0].1.contains("answer.statement_facts"),
+            "{s}: {}",
+            attempts[0].1
+        );
     }
 }

@@ -37,6 +37,8 @@ pub enum Added {
     Negation(String),
     /// A state, health or polarity word the evidence does not say.
     State(String),
+    /// Facts of one clause that no single evidence text holds together.
+    Recombined(String),
     /// A cause word (caused, because, 导致...) no single evidence text
     /// backs: a link between facts that no evidence states.
     Cause(String),
@@ -56,6 +58,9 @@ impl Added {
                 format!("negates ({n:?}) where its evidence negates nothing about the same facts")
             }
             Added::State(w) => format!("says {w:?}, which its evidence does not say"),
+            Added::Recombined(f) => {
+                format!("puts {f:?} in one clause, which no single evidence text says together")
+            }
             Added::Cause(w) => format!(
                 "states a cause ({w:?}) that no single evidence text states with the same facts"
             ),
@@ -136,6 +141,9 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
     }
     if let Some(name) = super::names::unsupported_name(statement, evidence, names) {
         return Some(Added::Name(name));
+    }
+    if let Some(pair) = super::clauses::recombined(statement, evidence, names) {
+        return Some(Added::Recombined(pair));
     }
     if let Some(name) = han_service_names(statement)
         .into_iter()
@@ -378,20 +386,20 @@ fn state_at(e: &FactText, c: &str) -> Vec<usize> {
 
 /// Whether `e` spells the identifier `key`, or its singular (`ERRORs`,
 /// split by case into `erro` `rs`, is the plural of `ERROR`).
-fn spells(e: &FactText, key: &str) -> bool {
+pub(super) fn spells(e: &FactText, key: &str) -> bool {
     !run_at(e, key).is_empty()
         || key
             .strip_suffix('s')
             .is_some_and(|k| !k.is_empty() && !run_at(e, k).is_empty())
 }
 
-fn has_word(e: &FactText, w: &str) -> bool {
+pub(super) fn has_word(e: &FactText, w: &str) -> bool {
     e.tokens().any(|t| t == w) || !run_at(e, w).is_empty()
 }
 
 /// The letters of a joined run, without a trailing filler part (the `s`
 /// of `payment-service's`).
-fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
+pub(super) fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
     while last > first && t.parts().get(last).is_some_and(|p| p.kind == Kind::Filler) {
         last -= 1;
     }
@@ -431,7 +439,7 @@ fn run_at(e: &FactText, key: &str) -> Vec<usize> {
 }
 
 /// Part indices of `e`'s numbers equal to `text` (with the unit word after it).
-fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
+pub(super) fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
     e.parts()
         .iter()
         .enumerate()

@@ -20,6 +20,7 @@
 //! other's parts" one substring search.
 
 pub mod cause;
+pub mod clauses;
 pub mod gloss;
 pub mod grounded;
 pub mod names;
