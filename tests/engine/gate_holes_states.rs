@@ -135,7 +135,7 @@ async fn h2_a_state_the_evidence_does_not_say_is_rejected_through_the_engine() {
     for (zh, s, ids) in [
         (
             true,
-            "order-service 的 HighRequestLatency 只是轻微告警，已静默。",
+            "order-service 的 HighRequestLatency 告警已静默。",
             &["c-lat"][..],
         ),
         (

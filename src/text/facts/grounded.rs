@@ -142,6 +142,9 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
     if let Some(name) = super::names::unsupported_name(statement, evidence, names) {
         return Some(Added::Name(name));
     }
+    if let Some(a) = super::compare::unsupported_word(statement, evidence) {
+        return Some(a);
+    }
     if let Some(pair) = super::clauses::recombined(statement, evidence, names) {
         return Some(Added::Recombined(pair));
     }

@@ -21,6 +21,7 @@
 
 pub mod cause;
 pub mod clauses;
+pub mod compare;
 pub mod gloss;
 pub mod grounded;
 pub mod names;
