@@ -3,7 +3,7 @@
 //! severity and metric words (critical, warning, minor, memory, disk,
 //! latency, average; 严重, 警告, 轻微, 内存, 磁盘, 延迟, 平均) are facts
 //! the evidence must hold, so a reading is not moved to another metric or
-//! severity.
+//! severity. H5: scope, quantity, change and relative-time words likewise.
 
 use crate::gate_holes::{CPU, LAT, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
@@ -103,6 +103,80 @@ async fn h6_h8_swapped_comparisons_and_metrics_are_rejected_through_the_engine()
         let (out, attempts) = compose(zh, &[composer(&[(s, ids)]), honest_composer(zh)]).await;
         assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{s}");
         assert!(attempts[0].1.contains(rule), "{s}: {}", attempts[0].1);
+        assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+    }
+}
+
+/// H5: scope, quantity, change and relative-time words the evidence does
+/// not say (all, every, only, many, doubled, yesterday; 所有, 全部, 只有,
+/// 大部分, 偶尔, 翻倍, 昨天) widen or narrow what it says.
+#[test]
+fn h5_a_scope_quantity_change_or_relative_time_the_evidence_lacks_is_rejected() {
+    for (s, ev) in [
+        (
+            "All order-service requests time out after 30000ms, every minute.",
+            LOG,
+        ),
+        ("Only order-service HikariPool-1 times out.", LOG),
+        ("Many order-service requests time out after 30000ms.", LOG),
+        (
+            "payment-service HighCPUUsage has been firing since yesterday; CPU doubled to 92.",
+            CPU,
+        ),
+        ("payment-service CPU spiked to 92%.", CPU),
+        ("order-service 的所有请求都在 30000ms 后超时。", LOG),
+        ("order-service 的请求全部超时。", LOG),
+        ("只有 order-service 的 HikariPool-1 超时。", LOG),
+        ("大部分 order-service 请求超时。", LOG),
+        ("order-service 偶尔超时。", LOG),
+        ("payment-service 的 CPU 翻倍到 92%。", CPU),
+        ("payment-service 的 HighCPUUsage 告警从昨天开始触发。", CPU),
+    ] {
+        let got = statement(s, &[ev]);
+        assert!(matches!(got, Some(Added::Name(_))), "{s}: {got:?}");
+    }
+    let busy = "2026-07-08T23:00:30Z WARN order-service HikariPool-1 - all 20 connections are busy, 48 requests waiting";
+    for (s, ev) in [
+        (
+            "order-service HikariPool-1: all 20 connections are busy.",
+            busy,
+        ),
+        (
+            "order-service 的 HikariPool-1 所有 20 个连接都在忙，48 个请求在等待。",
+            busy,
+        ),
+        ("order-service requests time out after 30000ms.", LOG),
+    ] {
+        assert_eq!(statement(s, &[ev]), None, "{s}");
+    }
+}
+
+#[tokio::test]
+async fn h5_a_widened_statement_is_rejected_through_the_engine() {
+    for (zh, s, ids) in [
+        (
+            false,
+            "All order-service requests time out after 30000ms, every minute.",
+            &["c-log"][..],
+        ),
+        (
+            false,
+            "payment-service HighCPUUsage has been firing since yesterday; CPU doubled to 92.",
+            &["c-cpu"][..],
+        ),
+        (
+            true,
+            "order-service 的所有请求都在 30000ms 后超时。",
+            &["c-log"][..],
+        ),
+    ] {
+        let (out, attempts) = compose(zh, &[composer(&[(s, ids)]), honest_composer(zh)]).await;
+        assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{s}");
+        assert!(
+            attempts[0].1.contains("answer.statement_facts"),
+            "{s}: {}",
+            attempts[0].1
+        );
         assert!(!out.end.answer.contains(s), "{}", out.end.answer);
     }
 }

@@ -176,7 +176,7 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             return Some(Added::Negation(word));
         }
     }
-    None
+    super::scope::unsupported_scope(statement, evidence).map(Added::Name)
 }
 
 /// A state the statement says rests on evidence that says it; one the

@@ -25,6 +25,7 @@ pub mod compare;
 pub mod gloss;
 pub mod grounded;
 pub mod names;
+pub mod scope;
 pub mod stamp;
 pub mod states;
 mod units;
