@@ -64,7 +64,7 @@ pub fn statement(statement: &str, texts: &[&str]) -> Option<Added> {
     check_text(statement, &refs, &names())
 }
 
-fn gate(path: &str, ref_text: &str, excerpt: &str) -> bool {
+pub fn gate(path: &str, ref_text: &str, excerpt: &str) -> bool {
     let tool = if path.starts_with("$.alerts") {
         "query_metrics"
     } else {

@@ -21,6 +21,7 @@ mod answer_props;
 mod fallback_markers;
 mod gate_holes;
 mod gate_holes_cause;
+mod gate_holes_excerpts;
 mod gate_holes_names;
 mod gate_holes_states;
 mod gate_holes_words;
