@@ -180,3 +180,48 @@ async fn h5_a_widened_statement_is_rejected_through_the_engine() {
         assert!(!out.end.answer.contains(s), "{}", out.end.answer);
     }
 }
+
+/// H11: a magnitude word no unit table knows (兆, 万, mega) changes the
+/// number, and an approximate amount ("half an hour", 大约, 左右) is not
+/// the reading.
+#[test]
+fn h11_unknown_magnitudes_and_approximations_are_rejected() {
+    for (s, ev) in [
+        ("payment-service 的 CPU 达到 92 兆。", CPU),
+        ("payment-service 的 CPU 达到 92 万。", CPU),
+        (
+            "payment-service HighCPUUsage has been firing for 25 mega minutes.",
+            CPU,
+        ),
+        (
+            "payment-service HighCPUUsage has been firing for half an hour.",
+            CPU,
+        ),
+        ("payment-service HighCPUUsage 已持续半小时。", CPU),
+        ("payment-service 的 CPU 大约 92%。", CPU),
+        ("payment-service 的 CPU 在 92% 左右。", CPU),
+        ("payment-service CPU is roughly 92%.", CPU),
+    ] {
+        let got = statement(s, &[ev]);
+        assert!(
+            matches!(got, Some(Added::Name(_) | Added::Number(_))),
+            "{s}: {got:?}"
+        );
+    }
+    for (s, ev) in [
+        (
+            "payment-service HighCPUUsage has been firing for 25 minutes at 92%.",
+            CPU,
+        ),
+        (
+            "payment-service 的 HighCPUUsage 已持续 25 分钟，CPU 为 92%。",
+            CPU,
+        ),
+        (
+            "order-service logged an ERROR about HikariPool-1 after 30000ms.",
+            LOG,
+        ),
+    ] {
+        assert_eq!(statement(s, &[ev]), None, "{s}");
+    }
+}

@@ -114,10 +114,12 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
         match p.kind {
             Kind::Number if text != "one" => {
                 let unit = unit_after(statement, first);
-                if !evidence
-                    .iter()
-                    .any(|e| !number_at(e, text, unit).is_empty())
-                {
+                let magnitude = super::units::magnitude_after(statement, first);
+                if !evidence.iter().any(|e| {
+                    number_at(e, text, unit)
+                        .into_iter()
+                        .any(|j| super::units::magnitude_after(e, j) == magnitude)
+                }) {
                     return Some(Added::Number(text.to_string()));
                 }
             }

@@ -29,6 +29,11 @@ fn concept(w: &str) -> Option<&'static str> {
         "yesterday" | "昨天" | "昨晚" | "昨日" => "yesterday",
         "today" | "tonight" | "今天" | "今晚" | "今日" => "today",
         "overnight" | "通宵" => "overnight",
+        // an approximate amount is not the reading ("half an hour" for 25m)
+        "half" | "一半" | "半小时" | "半个" | "半天" => "half",
+        "quarter" | "一刻" => "quarter",
+        "roughly" | "approximately" | "nearly" | "almost" | "大约" | "左右" | "将近" | "接近"
+        | "差不多" => "about",
         _ => return None,
     })
 }
