@@ -111,6 +111,14 @@ fn h3_facts_of_one_clause_come_from_one_evidence_text() {
             &[CPU, LAT][..],
         ),
         (
+            "payment-service HighCPUUsage is firing at 92. Its HikariPool-1 connection is not available.",
+            &[CPU, LOG][..],
+        ),
+        (
+            "payment-service 的 HighCPUUsage 告警为 92。其 HikariPool-1 连接不可用。",
+            &[CPU, LOG][..],
+        ),
+        (
             "payment-service 的 HikariPool-1 连接在 30000ms 后超时。",
             &[CPU, LOG][..],
         ),
@@ -150,6 +158,11 @@ async fn h3_recombined_facts_are_rejected_through_the_engine() {
         ),
         (
             "payment-service HikariPool-1 connection is not available after 30000ms.",
+            &["c-cpu", "c-log"][..],
+        ),
+        // a pronoun carries the service of the sentence before it
+        (
+            "payment-service HighCPUUsage is firing at 92. Its HikariPool-1 connection is not available after 30000ms.",
             &["c-cpu", "c-log"][..],
         ),
     ] {

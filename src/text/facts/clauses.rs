@@ -25,6 +25,20 @@ const CONJUNCTIONS_HAN: &[&str] = &["同时", "并且", "而且", "以及", "另
 /// A clause index and the conjunctions before a part within it.
 type SubClause = (u16, u16);
 
+/// Words that refer back to a service named before ("Its pool", 其连接池).
+fn is_pronoun(w: &str) -> bool {
+    matches!(w, "its" | "it" | "their" | "they" | "其" | "它" | "该")
+}
+
+/// The last part of a service name: `order-service`, `api-gateway`.
+fn is_service_word(w: &str) -> bool {
+    matches!(
+        w,
+        "service" | "svc" | "server" | "api" | "gateway" | "app" | "worker" | "db"
+    )
+}
+
+#[derive(Clone)]
 enum Item {
     Ident(String),
     Name(String),
@@ -50,9 +64,26 @@ pub fn recombined(statement: &FactText, evidence: &[FactText], names: &[String])
         sub.push((p.clause, split));
     }
     let mut groups: Vec<(SubClause, Vec<(Item, String)>)> = Vec::new();
+    // the service a pronoun refers back to, and the sub-clauses with one
+    let mut last_service: Option<(Item, String)> = None;
+    let mut inherited: Vec<(SubClause, (Item, String))> = Vec::new();
+    let mut with_service: Vec<SubClause> = Vec::new();
     for (first, last) in statement.units() {
         let Some(p) = parts.get(first) else { continue };
         let text = statement.text(p);
+        if last == first && is_pronoun(text) {
+            if let Some(at) = sub.get(first).copied()
+                && !inherited.iter().any(|(k, _)| *k == at)
+                && let Some(svc) = last_service.clone()
+            {
+                inherited.push((at, svc));
+            }
+            continue;
+        }
+        let shown = (first..=last)
+            .map(|k| statement.text_at(k))
+            .collect::<Vec<_>>()
+            .join("-");
         let item = if last > first {
             let key = ident_key(statement, first, last);
             if key.is_empty() || !evidence.iter().any(|e| spells(e, &key)) {
@@ -73,9 +104,18 @@ pub fn recombined(statement: &FactText, evidence: &[FactText], names: &[String])
         let Some(at) = sub.get(first).copied() else {
             continue;
         };
-        match groups.iter_mut().find(|(k, _)| *k == at) {
-            Some((_, items)) => items.push((item, text.to_string())),
-            None => groups.push((at, vec![(item, text.to_string())])),
+        let service = matches!(item, Item::Name(_))
+            || (last > first && is_service_word(statement.text_at(last)));
+        if service {
+            last_service = Some((item.clone(), shown.clone()));
+            with_service.push(at);
+        }
+        push(&mut groups, at, (item, shown));
+    }
+    // a pronoun refers back only where its clause names no service itself
+    for (at, svc) in inherited {
+        if !with_service.contains(&at) && groups.iter().any(|(k, _)| *k == at) {
+            push(&mut groups, at, svc);
         }
     }
     for (_, items) in groups.iter().filter(|(_, items)| items.len() >= 2) {
@@ -93,6 +133,13 @@ pub fn recombined(statement: &FactText, evidence: &[FactText], names: &[String])
         }
     }
     None
+}
+
+fn push(groups: &mut Vec<(SubClause, Vec<(Item, String)>)>, at: SubClause, item: (Item, String)) {
+    match groups.iter_mut().find(|(k, _)| *k == at) {
+        Some((_, items)) => items.push(item),
+        None => groups.push((at, vec![item])),
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +164,8 @@ mod tests {
             "order-service has a critical HighCPUUsage alert firing at 92.",
             "payment-service HighRequestLatency is firing at 31.2.",
             "order-service 的 HighCPUUsage 告警数值为 92。",
+            "payment-service HighCPUUsage is firing at 92. Its HighRequestLatency is at 31.2.",
+            "payment-service 的 HighCPUUsage 为 92，其 HighRequestLatency 为 31.2。",
         ] {
             assert!(check(s).is_some(), "{s}");
         }
@@ -124,6 +173,7 @@ mod tests {
             "payment-service HighCPUUsage is firing at 92, order-service HighRequestLatency at 31.2.",
             "payment-service HighCPUUsage is firing at 92 and order-service HighRequestLatency at 31.2.",
             "payment-service 的 HighCPUUsage 告警为 92，同时 order-service 的 HighRequestLatency 告警为 31.2。",
+            "order-service HighRequestLatency is firing. Its value is 31.2.",
         ] {
             assert_eq!(check(s), None, "{s}");
         }
