@@ -23,6 +23,7 @@ mod gate_holes;
 mod gate_holes_cause;
 mod gate_holes_excerpts;
 mod gate_holes_names;
+mod gate_holes_props;
 mod gate_holes_states;
 mod gate_holes_words;
 mod gatekeeper_adversarial;
