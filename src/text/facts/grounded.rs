@@ -20,6 +20,11 @@
 //!   `failed` = `失败`), so a Chinese answer over English logs is not
 //!   over-rejected.
 //!
+//! - a *cause*, *scope*, *comparison*, *severity or metric* word, a service
+//!   name however spelt, or facts of one clause taken from two evidence
+//!   texts: the sibling modules `cause`, `scope`, `compare`, `names` and
+//!   `clauses` (the caller, `vocab::answer::check_text`, runs `cause`).
+//!
 //! The check reads facts, not phrases: "ruled-out", "confirmed to be
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
