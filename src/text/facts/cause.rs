@@ -57,7 +57,7 @@ fn is_cause_pair_en(w: &str, next: &str) -> bool {
 /// Chinese cause words (two characters).
 const CAUSE_HAN: &[&str] = &[
     "导致", "因为", "由于", "引起", "造成", "致使", "引发", "诱发", "根因", "原因", "所以", "因此",
-    "因而", "起因", "源于", "归因", "导因", "以致",
+    "因而", "起因", "源于", "归因", "导因", "以致", "使得", "从而", "进而",
 ];
 
 /// Hedges that make "cause" a label: "likely cause", 可能根因.
@@ -85,6 +85,10 @@ pub fn cause_words(t: &FactText, hedged_ok: bool) -> Vec<(usize, String)> {
                 if !(hedged_ok && w == "root" && i > 0 && is_hedge_en(t.text_at(i - 1))) {
                     out.push((i, format!("{w} {next}")));
                 }
+            } else if w == "result" && i > 1 && t.text_at(i - 1) == "a" && t.text_at(i - 2) == "as"
+            {
+                // "as a result"
+                out.push((i, "as a result".into()));
             } else if is_cause_en(w)
                 && !(hedged_ok && hedged)
                 && !(i > 0 && t.text_at(i - 1) == "root")
@@ -216,6 +220,8 @@ mod tests {
             "由于 A，B 超时",
             "B 的原因是 A",
             "A 引起了 B",
+            "A happened; as a result, B timed out",
+            "A 使得 B 超时",
         ] {
             assert!(!words(s, false).is_empty(), "{s}");
         }
