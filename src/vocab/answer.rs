@@ -10,6 +10,7 @@
 //! the claim.
 
 use crate::text::facts::FactText;
+use crate::text::facts::cause::unbacked_cause;
 use crate::text::facts::grounded::{Added, added, concludes};
 use crate::text::{clean, one_line};
 use crate::vocab::contracts::{Lang, Verification};
@@ -30,6 +31,8 @@ pub struct Titles {
     pub unverified: &'static str,
     pub hypothesis: &'static str,
     pub next_step: &'static str,
+    /// A root_cause claim that rests only on runbook text.
+    pub background: &'static str,
     pub indirect: &'static str,
     pub none: &'static str,
 }
@@ -42,6 +45,7 @@ const EN: Titles = Titles {
     unverified: "Not verified (hypotheses and next steps, not checked against the evidence):",
     hypothesis: "Hypothesis: ",
     next_step: "Next step: ",
+    background: "Runbook background (not observed here): ",
     indirect: " (indirect support only)",
     none: "(none)",
 };
@@ -54,6 +58,7 @@ const ZH: Titles = Titles {
     unverified: "未经验证（假设与下一步建议，未与证据核对）：",
     hypothesis: "假设：",
     next_step: "下一步：",
+    background: "运行手册背景（未在本系统中观测到）：",
     indirect: "（仅有间接证据）",
     none: "无",
 };
@@ -241,7 +246,33 @@ pub fn evidence_texts(claims: &[&AllowedClaim]) -> Vec<FactText> {
 /// (`text::facts::grounded::added`). `names`: service names the sources
 /// know, lower case.
 pub fn check_text(text: &str, claims: &[&AllowedClaim], names: &[String]) -> Option<Added> {
-    added(&FactText::new(text), &evidence_texts(claims), names)
+    let evidence = evidence_texts(claims);
+    match added(&FactText::new(text), &evidence, names) {
+        // facts of two texts linked by a cause word: the link is the lie
+        a @ (None | Some(Added::Recombined(_))) => {
+            unbacked_cause(text, &evidence, names, rests_on_observed_cause(claims))
+                .map(Added::Cause)
+                .or(a)
+        }
+        other => other,
+    }
+}
+
+/// Whether one of `claims` is a root_cause claim with evidence observed in
+/// this system (not only runbook text): only then may a statement call
+/// something a "likely cause" (可能根因) without a cause in its evidence.
+pub fn rests_on_observed_cause(claims: &[&AllowedClaim]) -> bool {
+    claims
+        .iter()
+        .any(|c| c.claim_type == "root_cause" && !is_background(c))
+}
+
+/// A claim whose evidence is only knowledge-base text (runbooks): what a
+/// document says may happen, not what this system did. Such a root_cause
+/// claim is shown as runbook background in the unverified section, never
+/// as a finding or a likely cause.
+pub fn is_background(c: &AllowedClaim) -> bool {
+    !c.evidence.is_empty() && c.evidence.iter().all(|e| e.tool_name == LOOKUP_KNOWLEDGE)
 }
 
 /// Model-written lines that may appear in the unverified section: clean,

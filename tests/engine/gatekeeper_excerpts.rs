@@ -103,7 +103,7 @@ fn doctored_excerpts_reject_and_paraphrases_pass() {
             103,
             "$.evidence_blocks[0]",
             "lookup_knowledge",
-            "连接池耗尽时请求会在30000ms后超时",
+            "当连接池耗尽时请求会在30000ms后超时",
         ),
         (104, "$.no_evidence", "query_logs", "no matching logs"),
     ];

@@ -52,7 +52,9 @@ pub fn claim_key(id: &str) -> String {
 
 /// Which rule an addition breaks.
 fn rule_of(a: &Added) -> RuleId {
-    if a.is_polarity() {
+    if matches!(a, Added::Cause(_)) {
+        RuleId::StatementCause
+    } else if a.is_polarity() {
         RuleId::StatementPolarity
     } else {
         RuleId::StatementFacts
@@ -63,6 +65,8 @@ fn rule_of(a: &Added) -> RuleId {
 struct On {
     facts: bool,
     polarity: bool,
+    cause: bool,
+    background: bool,
     negative: bool,
     unverified: Option<Severity>,
 }
@@ -73,6 +77,8 @@ impl On {
         On {
             facts: on(RuleId::StatementFacts),
             polarity: on(RuleId::StatementPolarity),
+            cause: on(RuleId::StatementCause),
+            background: rules.severity(RuleId::RunbookBackground).is_some(),
             negative: on(RuleId::NegativeByTemplate),
             unverified: rules.severity(RuleId::UnverifiedConclusion),
         }
@@ -107,6 +113,7 @@ pub fn assemble(
     }
     let mut causes: Vec<String> = Vec::new();
     let mut findings: Vec<String> = Vec::new();
+    let mut background: Vec<String> = Vec::new();
     for (i, st) in output.statements.iter().enumerate() {
         if st.claim_ids.is_empty() {
             return reject(
@@ -146,10 +153,10 @@ pub fn assemble(
         let shown = crate::text::clean(&st.text, answer::STATEMENT_CHARS);
         if let Some(a) = check_text(&shown, &claims, names) {
             let rule = rule_of(&a);
-            let enabled = if a.is_polarity() {
-                on.polarity
-            } else {
-                on.facts
+            let enabled = match rule {
+                RuleId::StatementCause => on.cause,
+                RuleId::StatementPolarity => on.polarity,
+                _ => on.facts,
             };
             if enabled {
                 return reject(rule, format!("statements[{i}] {}", a.describe()));
@@ -160,6 +167,10 @@ pub fn assemble(
             continue;
         }
         let line = answer::finding_line(lang, &shown, &claims);
+        if on.background && runbook_only_cause(&claims) {
+            background.push(format!("{}{line}", t.background));
+            continue;
+        }
         if claims.iter().any(|c| c.claim_type == "root_cause") {
             causes.push(line);
         } else {
@@ -173,7 +184,16 @@ pub fn assemble(
         .map(|c| answer::negative_line(lang, c))
         .collect();
 
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = background
+        .iter()
+        .map(|l| {
+            format!(
+                "{}: {:?} rests only on knowledge-base text: shown as runbook background, not as a cause",
+                RuleId::RunbookBackground.as_str(),
+                crate::text::truncate_middle(l, 80)
+            )
+        })
+        .collect();
     let mut out = String::new();
     if let Some(banner) = crate::engine::nodes::fallback::verdict_banner(lang, input.verdict) {
         out.push_str(banner);
@@ -185,12 +205,13 @@ pub fn assemble(
         answer::section(&mut out, t.findings, &[t.none.to_string()]);
     }
     // Missing information is the Executor's words too: unverified.
-    let mut unverified_lines = unverified(
+    let mut unverified_lines = background;
+    unverified_lines.extend(unverified(
         input.missing_info.iter().map(String::as_str),
         t.missing,
         on.unverified,
         &mut warnings,
-    );
+    ));
     unverified_lines.extend(unverified(
         input
             .allowed_hypotheses
@@ -214,6 +235,13 @@ pub fn assemble(
         text: out,
         warnings,
     })
+}
+
+/// A statement whose claims include a root_cause claim and rest only on
+/// knowledge-base text: runbook background (`answer.runbook_background`).
+pub fn runbook_only_cause(claims: &[&AllowedClaim]) -> bool {
+    claims.iter().any(|c| c.claim_type == "root_cause")
+        && claims.iter().all(|c| answer::is_background(c))
 }
 
 /// Lines for the unverified section (or missing information), prefixed;

@@ -292,11 +292,25 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
     let t = labels(lang);
     let rule = Some(Severity::None);
     let mut ignored = Vec::new();
-    let claims: Vec<String> = input
+    // a cause only a runbook states is background, never a finding
+    let (background, observed): (Vec<&AllowedClaim>, Vec<&AllowedClaim>) = input
         .allowed_claims
         .iter()
         .filter(|c| !c.is_negative)
+        .partition(|c| answer::runbook_only_cause(&[*c]));
+    let claims: Vec<String> = observed
+        .iter()
         .map(|c| claim_line(lang, c, names))
+        .collect();
+    let background: Vec<String> = background
+        .iter()
+        .map(|c| {
+            format!(
+                "{}{}",
+                crate::vocab::answer::titles(lang).background,
+                claim_line(lang, c, names)
+            )
+        })
         .collect();
     let negatives: Vec<String> = input
         .allowed_claims
@@ -310,7 +324,8 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
         rule,
         &mut ignored,
     );
-    let mut unverified = answer::unverified(
+    let mut unverified = background;
+    unverified.extend(answer::unverified(
         input
             .allowed_hypotheses
             .iter()
@@ -318,7 +333,7 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
         t.hypothesis,
         rule,
         &mut ignored,
-    );
+    ));
     let steps = answer::unverified(
         input
             .recommended_actions

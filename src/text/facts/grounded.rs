@@ -20,11 +20,16 @@
 //!   `failed` = `失败`), so a Chinese answer over English logs is not
 //!   over-rejected.
 //!
+//! - a *cause*, *scope*, *comparison*, *severity or metric* word, a service
+//!   name however spelt, or facts of one clause taken from two evidence
+//!   texts: the sibling modules `cause`, `scope`, `compare`, `names` and
+//!   `clauses` (the caller, `vocab::answer::check_text`, runs `cause`).
+//!
 //! The check reads facts, not phrases: "ruled-out", "confirmed to be
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
 
-use super::{FactText, Join, Kind, numbers_match, unit_after};
+use super::{FactText, Join, Kind, quantities_match, states, unit_after};
 
 /// What a statement adds to its evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +42,11 @@ pub enum Added {
     Negation(String),
     /// A state, health or polarity word the evidence does not say.
     State(String),
+    /// Facts of one clause that no single evidence text holds together.
+    Recombined(String),
+    /// A cause word (caused, because, 导致...) no single evidence text
+    /// backs: a link between facts that no evidence states.
+    Cause(String),
 }
 
 impl Added {
@@ -53,6 +63,12 @@ impl Added {
                 format!("negates ({n:?}) where its evidence negates nothing about the same facts")
             }
             Added::State(w) => format!("says {w:?}, which its evidence does not say"),
+            Added::Recombined(f) => {
+                format!("puts {f:?} in one clause, which no single evidence text says together")
+            }
+            Added::Cause(w) => format!(
+                "states a cause ({w:?}) that no single evidence text states with the same facts"
+            ),
         }
     }
 }
@@ -86,7 +102,7 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             let w = statement.text(q);
             let state = match q.kind {
                 Kind::Polarity => w.is_ascii(),
-                Kind::Word | Kind::Filler => is_health_en(w),
+                Kind::Word | Kind::Filler => is_health_en(w) || states::is_state_en(statement, i),
                 _ => false,
             };
             if state && !states_rest_on(evidence, concept(w), clause_negated(i)) {
@@ -103,10 +119,12 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
         match p.kind {
             Kind::Number if text != "one" => {
                 let unit = unit_after(statement, first);
-                if !evidence
-                    .iter()
-                    .any(|e| !number_at(e, text, unit).is_empty())
-                {
+                let magnitude = super::units::magnitude_after(statement, first);
+                if !evidence.iter().any(|e| {
+                    number_at(e, text, unit)
+                        .into_iter()
+                        .any(|j| super::units::magnitude_after(e, j) == magnitude)
+                }) {
                     return Some(Added::Number(text.to_string()));
                 }
             }
@@ -128,6 +146,15 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             _ => {}
         }
     }
+    if let Some(name) = super::names::unsupported_name(statement, evidence, names) {
+        return Some(Added::Name(name));
+    }
+    if let Some(a) = super::compare::unsupported_word(statement, evidence) {
+        return Some(a);
+    }
+    if let Some(pair) = super::clauses::recombined(statement, evidence, names) {
+        return Some(Added::Recombined(pair));
+    }
     if let Some(name) = han_service_names(statement)
         .into_iter()
         .find(|n| !evidence.iter().any(|e| !run_at(e, n).is_empty()))
@@ -138,7 +165,8 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
         .han_polarity()
         .iter()
         .map(|(i, w)| (*i as usize, *w))
-        .chain(han_health_words(statement));
+        .chain(han_health_words(statement))
+        .chain(states::han_states(statement));
     for (i, w) in han {
         if !states_rest_on(evidence, concept(w), clause_negated(i)) {
             return Some(Added::State(w.to_string()));
@@ -155,7 +183,7 @@ pub fn added(statement: &FactText, evidence: &[FactText], names: &[String]) -> O
             return Some(Added::Negation(word));
         }
     }
-    None
+    super::scope::unsupported_scope(statement, evidence).map(Added::Name)
 }
 
 /// A state the statement says rests on evidence that says it; one the
@@ -192,6 +220,10 @@ pub fn concludes(text: &FactText) -> Option<String> {
             continue;
         }
         let c = concept(w);
+        // `working set`, `fixed delay`: no state where no state stands
+        if states::concept_of(w).is_some() && !states::is_state_en(text, i) {
+            continue;
+        }
         if CONCLUSIONS.contains(&c)
             || ((c == "problem" || matches!(w, "exist" | "exists" | "existing"))
                 && negated_before(i))
@@ -206,10 +238,17 @@ pub fn concludes(text: &FactText) -> Option<String> {
             return Some((*w).to_string());
         }
     }
+    if let Some((_, w)) = states::han_states(text)
+        .into_iter()
+        .find(|(_, w)| CONCLUSIONS.contains(&concept(w)))
+    {
+        return Some(w.to_string());
+    }
     han_health_words(text)
         .into_iter()
         .find(|(i, _)| negated_before(*i))
         .map(|(_, w)| w.to_string())
+        .or_else(|| states::concludes_resolved(text))
 }
 
 /// State concepts that conclude about a system rather than report a reading.
@@ -247,7 +286,7 @@ pub fn concept(w: &str) -> &str {
         "problem" | "problems" | "issue" | "issues" | "wrong" | "问题" => "problem",
         "fault" | "faults" | "faulty" => "failed",
         "lack" | "lacks" | "lacking" | "absence" | "missing" => "lack",
-        other => other,
+        other => states::concept_of(other).unwrap_or(other),
     }
 }
 
@@ -348,6 +387,7 @@ fn state_at(e: &FactText, c: &str) -> Vec<usize> {
             .iter()
             .map(|(i, w)| (*i as usize, *w))
             .chain(han_health_words(e))
+            .chain(states::han_states(e))
             .filter(|(_, w)| concept(w) == c)
             .map(|(i, _)| i),
     );
@@ -356,20 +396,20 @@ fn state_at(e: &FactText, c: &str) -> Vec<usize> {
 
 /// Whether `e` spells the identifier `key`, or its singular (`ERRORs`,
 /// split by case into `erro` `rs`, is the plural of `ERROR`).
-fn spells(e: &FactText, key: &str) -> bool {
+pub(super) fn spells(e: &FactText, key: &str) -> bool {
     !run_at(e, key).is_empty()
         || key
             .strip_suffix('s')
             .is_some_and(|k| !k.is_empty() && !run_at(e, k).is_empty())
 }
 
-fn has_word(e: &FactText, w: &str) -> bool {
+pub(super) fn has_word(e: &FactText, w: &str) -> bool {
     e.tokens().any(|t| t == w) || !run_at(e, w).is_empty()
 }
 
 /// The letters of a joined run, without a trailing filler part (the `s`
 /// of `payment-service's`).
-fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
+pub(super) fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
     while last > first && t.parts().get(last).is_some_and(|p| p.kind == Kind::Filler) {
         last -= 1;
     }
@@ -409,7 +449,7 @@ fn run_at(e: &FactText, key: &str) -> Vec<usize> {
 }
 
 /// Part indices of `e`'s numbers equal to `text` (with the unit word after it).
-fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
+pub(super) fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
     e.parts()
         .iter()
         .enumerate()
@@ -420,7 +460,7 @@ fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
                 } else {
                     ""
                 };
-                numbers_match(text, unit, e.text(q), ub)
+                quantities_match(text, unit, e.text(q), ub)
             }
         })
         .map(|(j, _)| j)
@@ -457,6 +497,17 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[FactText]) 
                 .map(|(_, w)| concept(w)),
         )
         .collect();
+    // the clause's Chinese words by their English glosses, so 无法获取连接
+    // finds the "connection" of "Connection is not available"
+    let han: String = s
+        .parts()
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| in_clause(*i) && matches!(p.kind, Kind::Han | Kind::Polarity))
+        .map(|(_, p)| s.text(p))
+        .filter(|t| !t.is_ascii())
+        .collect();
+    let glossed = super::gloss::english_of(&han);
     let mut any_occurs = false;
     for e in evidence {
         let negated: Vec<u16> = e
@@ -479,6 +530,9 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[FactText]) 
         }
         for c in &states {
             at.extend(state_at(e, c));
+        }
+        for w in &glossed {
+            at.extend((0..e.parts().len()).filter(|&j| e.text_at(j) == *w));
         }
         any_occurs |= !at.is_empty();
         if at.iter().any(|&j| {

@@ -19,20 +19,27 @@
 //! The padded form (`" p0 p1 ... "`) makes "is a contiguous run of the
 //! other's parts" one substring search.
 
+pub mod cause;
+pub mod clauses;
+pub mod compare;
+pub mod gloss;
 pub mod grounded;
+pub mod names;
+pub mod scope;
 pub mod stamp;
+pub mod states;
 mod units;
 pub mod words;
 
-pub use units::{number_value, numbers_match, unit_after};
+pub use units::{number_value, numbers_match, quantities_match, unit_after};
 
 use super::chars::is_invisible;
 use stamp::Stamp;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 use words::{
-    han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_numeral, is_negator_en,
-    is_negator_han, is_polarity_en, number_word,
+    han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_non_negation_after,
+    is_han_numeral, is_negator_en, is_negator_han, is_polarity_en, number_word,
 };
 
 /// What a part is.
@@ -114,6 +121,14 @@ pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
         }
         if c.is_control() {
             out.push(' ');
+            continue;
+        }
+        // every dash is a hyphen: `payment‑service` (U+2011) is the name
+        if matches!(
+            c,
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}'
+        ) {
+            out.push('-');
             continue;
         }
         match decimal_digit(c) {
@@ -310,11 +325,18 @@ impl FactText {
                 break;
             };
             let len = c.len_utf8();
-            // timestamps: at a digit not inside a word
-            if c.is_ascii_digit()
-                && word.is_empty()
-                && !prev.is_some_and(|p| p.is_alphanumeric())
-                && let Some((st, end)) = stamp::parse_at(s, i)
+            // timestamps: at a digit not inside a word (a Han character
+            // before it is no word: `于7月8日`), or at an English month name
+            let at_word_start =
+                word.is_empty() && !prev.is_some_and(|p| p.is_alphanumeric() && !is_han(p));
+            if at_word_start
+                && let Some((st, end)) = if c.is_ascii_digit() {
+                    stamp::parse_at(s, i)
+                } else if c.is_ascii_alphabetic() && !prev.is_some_and(is_han) {
+                    stamp::parse_month_name_at(s, i)
+                } else {
+                    None
+                }
             {
                 let idx = b.stamps.len().min(u16::MAX as usize) as u16;
                 b.stamps.push(st);
@@ -403,7 +425,10 @@ impl FactText {
                     }
                 }
                 let after = next.unwrap_or(' ');
-                let kind = if is_negator_han(c) && !is_han_non_negation(c, after) {
+                let kind = if is_negator_han(c)
+                    && !is_han_non_negation(c, after)
+                    && !prev.is_some_and(|p| is_han_non_negation_after(p, c))
+                {
                     Kind::Negation
                 } else if is_filler_han(c) {
                     Kind::Filler
@@ -453,6 +478,9 @@ impl FactText {
                 b.join = Join::Apart;
             } else if is_clause_mark(c)
                 || (matches!(c, ':' | '.' | '：') && space_after)
+                // a full-width colon (`根因：X`) reads `:` after NFKC: next
+                // to Han text it is punctuation, not a connector
+                || (c == ':' && (prev.is_some_and(is_han) || next.is_some_and(is_han)))
                 || (c == '-' && space_before && space_after)
             {
                 b.end_clause();

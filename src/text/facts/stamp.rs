@@ -123,6 +123,21 @@ pub fn parse_at(s: &str, start: usize) -> Option<(Stamp, usize)> {
         }
     } else {
         c.i = start;
+        if let Some(md) = han_month_day(&mut c) {
+            // `7月8日`, `7月8日 23:05:28`: a month and day without a year
+            stamp.month_day = Some(md);
+            let before = c.i;
+            while c.eat(b' ') {}
+            match clock(&mut c) {
+                Some(t) => stamp.time = Some(t),
+                None => c.i = before,
+            }
+            if stamp.time.is_some() {
+                stamp.offset = offset(&mut c);
+            }
+            return Some((stamp, c.i));
+        }
+        c.i = start;
         // month-day before a time (`07-08 23:05:28`), or a bare time
         let md = (|| {
             let (m, _) = c.digits(1, 2)?;
@@ -154,6 +169,121 @@ pub fn parse_at(s: &str, start: usize) -> Option<(Stamp, usize)> {
         stamp.offset = offset(&mut c);
     }
     // A stamp ends at a boundary: not inside a longer word or number.
+    if c.peek().is_some_and(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some((stamp, c.i))
+}
+
+/// `7月8日` / `7月8号`: a month and day written in Chinese, no year.
+fn han_month_day(c: &mut Cursor<'_>) -> Option<(u32, u32)> {
+    let (m, _) = c.digits(1, 2)?;
+    if !c.eat_str("月") {
+        return None;
+    }
+    let (d, _) = c.digits(1, 2)?;
+    if !(c.eat_str("日") || c.eat_str("号")) {
+        return None;
+    }
+    ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some((m, d))
+}
+
+/// The month an English month name or its abbreviation stands for (any
+/// case, `sept` included).
+fn month_number(w: &str) -> Option<u32> {
+    const NAMES: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let n = NAMES
+        .iter()
+        .position(|full| {
+            full.eq_ignore_ascii_case(w)
+                || (w.len() == 3 && full.get(..3).is_some_and(|p| p.eq_ignore_ascii_case(w)))
+        })
+        .or_else(|| w.eq_ignore_ascii_case("sept").then_some(8))?;
+    u32::try_from(n + 1).ok()
+}
+
+/// Parses a date written with an English month name at byte `start` of
+/// `s` (a letter with no letter or digit before it): `Jul 8`, `July 8,
+/// 2026`, `Jul 8 23:05:28`, `July 8th, 23:05 UTC`. Returns it and the byte
+/// index after it; None when the word is no month name followed by a day.
+pub fn parse_month_name_at(s: &str, start: usize) -> Option<(Stamp, usize)> {
+    let rest = s.get(start..)?;
+    let word_len = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    if !(3..=9).contains(&word_len) {
+        return None;
+    }
+    let word = rest.get(..word_len)?;
+    // `may` and `march` are words too: only capitalised are they months
+    if ["may", "march", "mar"]
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case(word))
+        && !word.starts_with('M')
+    {
+        return None;
+    }
+    let month = month_number(word)?;
+    let mut c = Cursor {
+        b: s.as_bytes(),
+        s,
+        i: start + word_len,
+    };
+    c.eat(b'.');
+    if !c.eat(b' ') {
+        return None;
+    }
+    while c.eat(b' ') {}
+    let (d, _) = c.digits(1, 2)?;
+    for suffix in ["st", "nd", "rd", "th"] {
+        if c.eat_str(suffix) {
+            break;
+        }
+    }
+    if !(1..=31).contains(&d) || c.peek().is_some_and(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let mut stamp = Stamp {
+        date: None,
+        month_day: Some((month, d)),
+        time: None,
+        offset: None,
+    };
+    // `, 2026` or ` 2026`: the year
+    let before = c.i;
+    c.eat(b',');
+    while c.eat(b' ') {}
+    match c.digits(4, 4) {
+        Some((y, _)) if valid_date(y as i32, month, d).is_some() => {
+            stamp.date = Some((y as i32, month, d));
+            stamp.month_day = None;
+        }
+        _ => c.i = before,
+    }
+    // a time right after it (`Jul 8 23:05:28`, `July 8, 23:05`)
+    let before = c.i;
+    c.eat(b',');
+    while c.eat(b' ') {}
+    match clock(&mut c) {
+        Some(t) => {
+            stamp.time = Some(t);
+            stamp.offset = offset(&mut c);
+        }
+        None => c.i = before,
+    }
     if c.peek().is_some_and(|b| b.is_ascii_alphanumeric()) {
         return None;
     }
@@ -250,6 +380,15 @@ fn offset(c: &mut Cursor<'_>) -> Option<i32> {
     }
     let before = c.i;
     c.eat(b' ');
+    // `(UTC+8)`: the zone in parentheses after the time
+    if c.eat(b'(') {
+        let inner = offset(c);
+        if inner.is_some() && c.eat(b')') {
+            return inner;
+        }
+        c.i = before;
+        return None;
+    }
     if c.eat_str("UTC") || c.eat_str("GMT") || c.eat_str("utc") {
         if let Some(sign) = c.peek().filter(|b| matches!(b, b'+' | b'-')) {
             c.i += 1;
@@ -406,6 +545,50 @@ mod tests {
             "07-09 23:05:28",
             "23:06",
             "22:05:28",
+        ] {
+            let st = p(other).unwrap_or_else(|| panic!("{other} did not parse"));
+            assert!(!st.renders(iso), "{other}");
+        }
+    }
+
+    #[test]
+    fn parses_month_names_year_less_chinese_dates_and_zones_in_parentheses() {
+        let iso = p("2026-07-08T23:05:28Z").unwrap();
+        let named = |s: &str| {
+            parse_month_name_at(s, 0)
+                .filter(|(_, end)| *end == s.len())
+                .map(|(st, _)| st)
+        };
+        for same in [
+            "Jul 8 23:05:28",
+            "July 8, 23:05:28",
+            "July 8th, 2026 23:05:28 UTC",
+            "jul 8",
+            "Jul. 8 23:05",
+        ] {
+            let st = named(same).unwrap_or_else(|| panic!("{same} did not parse"));
+            assert!(st.renders(iso), "{same}");
+        }
+        for other in ["Jul 9 23:05:28", "June 8", "July 8, 2025", "Aug 8 23:05"] {
+            let st = named(other).unwrap_or_else(|| panic!("{other} did not parse"));
+            assert!(!st.renders(iso), "{other}");
+        }
+        for not in ["may 8", "Julyx 8", "July", "July 40", "Jul 8x"] {
+            assert!(named(not).is_none(), "{not}");
+        }
+        for same in [
+            "7月8日 23:05:28",
+            "7月8日",
+            "07月08号 23:05",
+            "2026年7月9日 07:05:28 (UTC+8)",
+        ] {
+            let st = p(same).unwrap_or_else(|| panic!("{same} did not parse"));
+            assert!(st.renders(iso), "{same}");
+        }
+        for other in [
+            "7月9日 23:05:28",
+            "7月8日 22:05",
+            "2026年7月9日 07:05:28 (UTC+9)",
         ] {
             let st = p(other).unwrap_or_else(|| panic!("{other} did not parse"));
             assert!(!st.renders(iso), "{other}");

@@ -158,6 +158,45 @@ pub fn numbers_match(a: &str, unit_a: &str, b: &str, unit_b: &str) -> bool {
     (va - vb).abs() < 1e-9 && (ua.is_empty() || ub.is_empty() || ua == ub)
 }
 
+/// Whether two number parts say the same quantity: [`numbers_match`], or
+/// the same duration in another unit. For a statement, which may
+/// paraphrase; an excerpt is a quotation and keeps the ref's own unit.
+pub fn quantities_match(a: &str, unit_a: &str, b: &str, unit_b: &str) -> bool {
+    if numbers_match(a, unit_a, b, unit_b) {
+        return true;
+    }
+    let (Some((va, ua)), Some((vb, ub))) = (number_value(a), number_value(b)) else {
+        return false;
+    };
+    let ua = if ua.is_empty() { unit_a } else { ua };
+    let ub = if ub.is_empty() { unit_b } else { ub };
+    same_duration(va, ua, vb, ub)
+}
+
+/// Two durations in different units that are exactly equal (`30s` =
+/// `30000ms`, `1.5h` = `90min`): a conversion, not a rounding, so `30s`
+/// is not `30123ms`. Sizes are left alone (a `kb` is 1000 or 1024 bytes
+/// depending on who wrote it).
+fn same_duration(va: f64, ua: &str, vb: f64, ub: &str) -> bool {
+    let ns = |u: &str| -> Option<f64> {
+        Some(match u {
+            "ns" => 1.0,
+            "us" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "min" => 60e9,
+            "h" => 3600e9,
+            "d" => 86_400e9,
+            _ => return None,
+        })
+    };
+    let (Some(a), Some(b)) = (ns(ua), ns(ub)) else {
+        return false;
+    };
+    let (x, y) = (va * a, vb * b);
+    ua != ub && (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+}
+
 /// The canonical unit written as the word after part `i`, "" if none.
 pub fn unit_after(t: &FactText, i: usize) -> &'static str {
     match t.parts().get(i + 1) {
@@ -166,4 +205,21 @@ pub fn unit_after(t: &FactText, i: usize) -> &'static str {
         }
         _ => "",
     }
+}
+
+/// A magnitude or unit word right after number part `i` that no unit
+/// table knows (`92 兆`, `3 万`, `5 mega`): the number means something else
+/// with it, so a number compares equal only with the same word after it
+/// (red team H11). None when there is none.
+pub fn magnitude_after(t: &FactText, i: usize) -> Option<&str> {
+    let p = t.parts().get(i + 1)?;
+    if !matches!(p.join, Join::Apart | Join::HanRun) || t.parts().get(i)?.clause != p.clause {
+        return None;
+    }
+    let w = t.text(p);
+    matches!(
+        w,
+        "兆" | "吉" | "太" | "拍" | "万" | "亿" | "千" | "百" | "k" | "kilo" | "mega" | "giga"
+    )
+    .then_some(w)
 }

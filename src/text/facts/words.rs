@@ -39,8 +39,44 @@ pub fn is_negator_han(c: char) -> bool {
 pub fn is_han_non_negation(first: char, second: char) -> bool {
     matches!(
         (first, second),
-        ('非', '常') | ('不', '过') | ('不', '断') | ('未', '来') | ('无', '论') | ('不', '仅')
+        ('非', '常')
+            | ('不', '过')
+            | ('不', '断')
+            | ('未', '来')
+            | ('无', '论')
+            | ('不', '仅')
+            | ('否', '则')
     )
+}
+
+/// Chinese words whose *second* character is a negator but which do not
+/// negate: 级别 "level", 特别 "especially", 区别 "difference", 是否
+/// "whether", 能否 "whether it can"... A negator is read after the
+/// character before it, not only before the one after it.
+pub fn is_han_non_negation_after(before: char, negator: char) -> bool {
+    match negator {
+        '别' => matches!(
+            before,
+            '级' | '特'
+                | '区'
+                | '类'
+                | '分'
+                | '识'
+                | '个'
+                | '告'
+                | '派'
+                | '性'
+                | '差'
+                | '鉴'
+                | '辨'
+                | '判'
+                | '组'
+                | '型'
+        ),
+        '否' => matches!(before, '是' | '能' | '可' | '与' | '成' | '然' | '会'),
+        '非' => matches!(before, '是' | '除'),
+        _ => false,
+    }
 }
 
 /// English state and polarity words: states of alerts, services and

@@ -123,6 +123,12 @@ pub fn supports(
             return Err(Unsupported::Unidentifying);
         }
     }
+    // a condition or modal of a quoted ref clause stays in the quotation
+    if p.polarity
+        && let Some(m) = conditions::dropped_condition(excerpt, reference)
+    {
+        return Err(Unsupported::PolarityDropped(m));
+    }
     // A contiguous quotation: only the clauses it touches need checking.
     let single_segment = excerpt.parts().iter().all(|x| x.segment == 0);
     if single_segment
@@ -504,7 +510,11 @@ fn distinct_content<'a>(t: &'a FactText, units: &'a [Unit]) -> impl Iterator<Ite
     let mut seen = HashSet::new();
     units.iter().filter(|u| u.content).filter_map(move |u| {
         let parts = t.parts().get(u.first..=u.last).unwrap_or(&[]);
-        let weight = if parts.len() > 1 && parts.iter().any(|x| x.kind != Kind::Number) {
+        // a service name is one unit however it is joined: `order-service`
+        // alone identifies no one log line of order-service
+        let weight = if parts.len() > 1 && is_service_name(t, parts) {
+            1.0
+        } else if parts.len() > 1 && parts.iter().any(|x| x.kind != Kind::Number) {
             2.0
         } else if parts.iter().all(|x| x.kind == Kind::Han) {
             0.5
@@ -513,6 +523,18 @@ fn distinct_content<'a>(t: &'a FactText, units: &'a [Unit]) -> impl Iterator<Ite
         };
         seen.insert(unit_text(t, u)).then_some(weight)
     })
+}
+
+/// A joined run of words ending in a service word (`order-service`,
+/// `api-gateway`): it names a service, which many refs share.
+fn is_service_name(t: &FactText, parts: &[crate::text::facts::Part]) -> bool {
+    parts.iter().all(|x| x.kind != Kind::Number)
+        && parts.last().is_some_and(|x| {
+            matches!(
+                t.text(x),
+                "service" | "svc" | "server" | "api" | "gateway" | "app" | "worker" | "db"
+            )
+        })
 }
 
 fn unit_text(t: &FactText, u: &Unit) -> String {
@@ -701,6 +723,8 @@ fn field_conflict(ex: &FactText, r: &FactText) -> Result<(), Unsupported> {
     }
     Ok(())
 }
+
+mod conditions;
 
 #[cfg(test)]
 mod tests;

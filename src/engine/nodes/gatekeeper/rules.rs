@@ -15,7 +15,7 @@ const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
 /// The version of the rules this code implements; the shipped file says
 /// the same (a unit test keeps them equal).
-pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v4";
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v5";
 
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
@@ -46,10 +46,12 @@ pub enum RuleId {
     StatementPolarity,
     NegativeByTemplate,
     UnverifiedConclusion,
+    StatementCause,
+    RunbookBackground,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 25] = [
+    pub const ALL: [RuleId; 27] = [
         RuleId::AnswerVersion,
         RuleId::ForbiddenFields,
         RuleId::HasClaims,
@@ -75,6 +77,8 @@ impl RuleId {
         RuleId::StatementPolarity,
         RuleId::NegativeByTemplate,
         RuleId::UnverifiedConclusion,
+        RuleId::StatementCause,
+        RuleId::RunbookBackground,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +108,8 @@ impl RuleId {
             RuleId::StatementPolarity => "answer.statement_polarity",
             RuleId::NegativeByTemplate => "answer.negative_by_template",
             RuleId::UnverifiedConclusion => "answer.unverified_conclusion",
+            RuleId::StatementCause => "answer.statement_cause",
+            RuleId::RunbookBackground => "answer.runbook_background",
         }
     }
 
@@ -138,8 +144,9 @@ impl RuleId {
             | RuleId::StatementCitesClaim
             | RuleId::StatementFacts
             | RuleId::StatementPolarity
-            | RuleId::NegativeByTemplate => Severity::Reject,
-            RuleId::UnverifiedConclusion => Severity::None,
+            | RuleId::NegativeByTemplate
+            | RuleId::StatementCause => Severity::Reject,
+            RuleId::UnverifiedConclusion | RuleId::RunbookBackground => Severity::None,
             RuleId::HasClaims
             | RuleId::ClaimHasBindings
             | RuleId::InvocationIdPresent
