@@ -101,6 +101,15 @@ fn invocation() -> impl Strategy<Value = ToolInvocation> {
         })
 }
 
+/// A run's invocations: their ids are unique, as the store's keys are.
+fn invocations() -> impl Strategy<Value = Vec<ToolInvocation>> {
+    prop::collection::vec(invocation(), 0..6).prop_map(|mut invs| {
+        let mut seen = HashSet::new();
+        invs.retain(|i| seen.insert(i.id));
+        invs
+    })
+}
+
 fn binding() -> impl Strategy<Value = EvidenceBinding> {
     (
         prop::sample::select(TOOLS.to_vec()),
@@ -168,7 +177,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn gatekeeper_invariants(out in output(), invs in prop::collection::vec(invocation(), 0..6)) {
+    fn gatekeeper_invariants(out in output(), invs in invocations()) {
         let rules = GatekeeperRules::shipped();
         let r = check(&out, &invs, &rules);
         prop_assert_eq!(&r, &check(&out, &invs, &rules), "deterministic");
