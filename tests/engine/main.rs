@@ -18,6 +18,7 @@ mod runs;
 mod answer_classes;
 mod answer_props;
 mod fallback_markers;
+mod gate_gaps;
 mod gatekeeper_adversarial;
 mod gatekeeper_classes;
 mod gatekeeper_props;
