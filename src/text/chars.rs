@@ -29,6 +29,10 @@ pub fn is_bidi_control(c: char) -> bool {
 /// selectors, Hangul fillers, tag characters). They can hide text, join
 /// two words into what looks like one, or smuggle data past a reader.
 pub fn is_invisible(c: char) -> bool {
+    // nothing below the soft hyphen is invisible: the common case, first
+    if c < '\u{00AD}' {
+        return false;
+    }
     is_bidi_control(c)
         || matches!(
             c,
@@ -66,7 +70,7 @@ pub fn is_line_separator(c: char) -> bool {
 /// A visible character of no width of its own: a combining mark that
 /// draws on the character before it.
 pub fn is_mark(c: char) -> bool {
-    !c.is_control() && !is_invisible(c) && c.width() == Some(0)
+    !c.is_ascii() && !c.is_control() && !is_invisible(c) && c.width() == Some(0)
 }
 
 /// Marks kept on one base character. Real scripts stack two or three

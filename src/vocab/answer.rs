@@ -9,13 +9,14 @@
 //! wording, so "found nothing" cannot read as "ruled out" whoever wrote
 //! the claim.
 
-use crate::text::facts::FactText;
 use crate::text::facts::cause::unbacked_cause;
 use crate::text::facts::grounded::{Added, added, concludes};
+use crate::text::facts::{FactCache, FactText};
 use crate::text::{clean, one_line};
 use crate::vocab::contracts::{Lang, Verification};
 use crate::vocab::dto::AllowedClaim;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
+use std::sync::Arc;
 
 /// Characters a statement may have on screen. Long enough that no honest
 /// statement is cut: a cut would leave half an identifier, and the text
@@ -234,11 +235,12 @@ pub fn evidence_quote(lang: Lang, c: &AllowedClaim) -> String {
 /// evidence texts of its claims and the names of the tools that returned
 /// them. Never the claim texts, and no invocation id or array index (code
 /// writes the citation; a `0` there must not back "zero errors").
-pub fn evidence_texts(claims: &[&AllowedClaim]) -> Vec<FactText> {
+pub fn evidence_texts(claims: &[&AllowedClaim], facts: &mut FactCache) -> Vec<Arc<FactText>> {
     claims
         .iter()
         .flat_map(|c| c.evidence.iter())
-        .flat_map(|e| [FactText::new(&e.matched_text), FactText::new(&e.tool_name)])
+        .flat_map(|e| [&e.matched_text, &e.tool_name])
+        .map(|t| facts.get(t))
         .collect()
 }
 
@@ -246,7 +248,17 @@ pub fn evidence_texts(claims: &[&AllowedClaim]) -> Vec<FactText> {
 /// (`text::facts::grounded::added`). `names`: service names the sources
 /// know, lower case.
 pub fn check_text(text: &str, claims: &[&AllowedClaim], names: &[String]) -> Option<Added> {
-    let evidence = evidence_texts(claims);
+    check_text_cached(text, claims, names, &mut FactCache::default())
+}
+
+/// [`check_text`], with the evidence texts parsed through `facts`.
+pub fn check_text_cached(
+    text: &str,
+    claims: &[&AllowedClaim],
+    names: &[String],
+    facts: &mut FactCache,
+) -> Option<Added> {
+    let evidence = evidence_texts(claims, facts);
     match added(&FactText::new(text), &evidence, names) {
         // facts of two texts linked by a cause word: the link is the lie
         a @ (None | Some(Added::Recombined(_))) => {

@@ -19,6 +19,7 @@ mod runs;
 mod answer_classes;
 mod answer_props;
 mod fallback_markers;
+mod gate_gaps;
 mod gate_holes;
 mod gate_holes_cause;
 mod gate_holes_excerpts;

@@ -19,8 +19,10 @@
 //! warning.
 
 use crate::engine::nodes::gatekeeper::{GatekeeperRules, RuleId};
+use crate::text::facts::FactCache;
 use crate::text::facts::grounded::Added;
 pub use crate::vocab::answer::check_text;
+use crate::vocab::answer::check_text_cached;
 use crate::vocab::answer::{self, titles};
 use crate::vocab::contracts::{ComposerOutput, Severity};
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
@@ -73,14 +75,16 @@ struct On {
 
 impl On {
     fn new(rules: &GatekeeperRules) -> On {
-        let on = |r| rules.severity(r).is_some_and(|s| s != Severity::None);
+        // one resolution of the rule table, not one per rule asked
+        let resolved = rules.resolve();
+        let on = |r| resolved.severity(r).is_some_and(|s| s != Severity::None);
         On {
             facts: on(RuleId::StatementFacts),
             polarity: on(RuleId::StatementPolarity),
             cause: on(RuleId::StatementCause),
             background: rules.severity(RuleId::RunbookBackground).is_some(),
             negative: on(RuleId::NegativeByTemplate),
-            unverified: rules.severity(RuleId::UnverifiedConclusion),
+            unverified: resolved.severity(RuleId::UnverifiedConclusion),
         }
     }
 }
@@ -93,6 +97,18 @@ pub fn assemble(
     output: &ComposerOutput,
     names: &[String],
     rules: &GatekeeperRules,
+) -> Result<Assembled, Rejection> {
+    assemble_cached(input, output, names, rules, &mut FactCache::default())
+}
+
+/// [`assemble`], reading the evidence texts through the run's `facts`
+/// cache (the Gatekeeper parsed them when it checked the refs).
+pub fn assemble_cached(
+    input: &ComposerInput,
+    output: &ComposerOutput,
+    names: &[String],
+    rules: &GatekeeperRules,
+    facts: &mut FactCache,
 ) -> Result<Assembled, Rejection> {
     let lang = input.lang;
     let t = titles(lang);
@@ -151,7 +167,7 @@ pub fn assemble(
         }
         // the text as it will be shown is the text checked
         let shown = crate::text::clean(&st.text, answer::STATEMENT_CHARS);
-        if let Some(a) = check_text(&shown, &claims, names) {
+        if let Some(a) = check_text_cached(&shown, &claims, names, facts) {
             let rule = rule_of(&a);
             let enabled = match rule {
                 RuleId::StatementCause => on.cause,

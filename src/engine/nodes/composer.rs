@@ -32,7 +32,13 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         Err(failure) => return Ok(failure),
     };
     let names = known_names(ctx);
-    let assembled = match answer::assemble(&composer_input, &output, &names, &ctx.engine.rules) {
+    let assembled = match answer::assemble_cached(
+        &composer_input,
+        &output,
+        &names,
+        &ctx.engine.rules,
+        &mut ctx.state.facts,
+    ) {
         Ok(a) => a,
         Err(rejection) => return Ok(invalid(&rejection.to_string())),
     };

@@ -15,7 +15,7 @@
 mod excerpt;
 mod rules;
 
-pub use crate::text::facts::FactText;
+pub use crate::text::facts::{FactCache, FactText};
 pub use excerpt::{Unsupported, supports};
 pub use rules::{ExcerptParams, GatekeeperRules, RULE_SET_VERSION, RuleDef, RuleId};
 
@@ -67,8 +67,20 @@ pub fn check_with_tools<I: Borrow<ToolInvocation>>(
     rules: &GatekeeperRules,
     tools: Option<&crate::tools::ToolRegistry>,
 ) -> GatekeeperResult {
+    check_cached(output, invocations, rules, tools, &mut FactCache::default())
+}
+
+/// [`check_with_tools`], parsing each ref text through the run's `facts`
+/// cache, so the answer check that follows finds them parsed.
+pub fn check_cached<I: Borrow<ToolInvocation>>(
+    output: &ExecutorEvidence,
+    invocations: &[I],
+    rules: &GatekeeperRules,
+    tools: Option<&crate::tools::ToolRegistry>,
+    facts: &mut FactCache,
+) -> GatekeeperResult {
     let invocations: Vec<&ToolInvocation> = invocations.iter().map(Borrow::borrow).collect();
-    let mut run = Checker::new(&invocations, rules);
+    let mut run = Checker::new(&invocations, rules, facts);
     run.tools = tools;
     if output.answer_version != EXECUTOR_ANSWER_VERSION {
         let detail = format!(
@@ -145,15 +157,15 @@ struct Failure {
     detail: String,
 }
 
-struct Checker<'a> {
+struct Checker<'a, 'f> {
     invocations: &'a [&'a ToolInvocation],
     by_id: HashMap<i64, usize>,
     resolved: Resolved,
     rules: &'a GatekeeperRules,
     /// The registered tools, whose specs declare their evidence arrays.
     tools: Option<&'a crate::tools::ToolRegistry>,
-    /// Normalised ref texts, filled on first use: (invocation index, ref index).
-    ref_cache: HashMap<(usize, usize), FactText>,
+    /// Normalised ref texts, filled on first use (the run's cache).
+    facts: &'f mut FactCache,
     severity: Severity,
     failed_rules: Vec<String>,
     claim_errors: Vec<ClaimError>,
@@ -167,8 +179,12 @@ fn claim_id_key(id: &str) -> String {
     crate::text::facts::normalize(id).trim().to_lowercase()
 }
 
-impl<'a> Checker<'a> {
-    fn new(invocations: &'a [&'a ToolInvocation], rules: &'a GatekeeperRules) -> Self {
+impl<'a, 'f> Checker<'a, 'f> {
+    fn new(
+        invocations: &'a [&'a ToolInvocation],
+        rules: &'a GatekeeperRules,
+        facts: &'f mut FactCache,
+    ) -> Self {
         let mut by_id = HashMap::with_capacity(invocations.len());
         for (i, inv) in invocations.iter().enumerate() {
             by_id.entry(inv.id).or_insert(i);
@@ -180,7 +196,7 @@ impl<'a> Checker<'a> {
             resolved,
             rules,
             tools: None,
-            ref_cache: HashMap::new(),
+            facts,
             severity: Severity::None,
             failed_rules: Vec::new(),
             claim_errors: Vec::new(),
@@ -263,24 +279,20 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn ref_text(&mut self, inv: usize, r: usize) -> Option<&FactText> {
+    fn ref_text(&mut self, inv: usize, r: usize) -> Option<std::sync::Arc<FactText>> {
         let text = self
             .invocations
             .get(inv)?
             .retrieval_details
             .evidence_refs
             .get(r)?;
-        Some(
-            self.ref_cache
-                .entry((inv, r))
-                .or_insert_with(|| FactText::new(&text.text)),
-        )
+        Some(self.facts.get(&text.text))
     }
 
     fn supported(&mut self, excerpt: &FactText, inv: usize, r: usize) -> Result<(), Unsupported> {
         let params = self.resolved.excerpt;
         match self.ref_text(inv, r) {
-            Some(reference) => supports(excerpt, reference, &params),
+            Some(reference) => supports(excerpt, &reference, &params),
             None => Err(Unsupported::FactMissing("the ref".into())),
         }
     }

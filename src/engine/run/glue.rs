@@ -24,12 +24,14 @@ fn injected_result(value: &Value) -> Option<GatekeeperResult> {
 }
 
 pub(super) async fn gatekeeper(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
-    let raw = ctx.state.executor_output.as_ref().map(|out| {
-        gatekeeper::check_with_tools(
+    let state = &mut ctx.state;
+    let raw = state.executor_output.as_ref().map(|out| {
+        gatekeeper::check_cached(
             out,
-            &ctx.state.invocations,
+            &state.invocations,
             &ctx.engine.rules,
             Some(&ctx.engine.tools),
+            &mut state.facts,
         )
     });
     let checked = match &ctx.faults.gatekeeper_result {

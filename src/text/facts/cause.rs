@@ -133,9 +133,9 @@ pub fn states_cause(t: &FactText) -> bool {
 /// that states a cause itself. `hedged_ok`: a hedged label ("likely
 /// cause", 可能根因) may stand (the statement rests on a root_cause claim
 /// with observed evidence).
-pub fn unbacked_cause(
+pub fn unbacked_cause<E: std::borrow::Borrow<FactText>>(
     text: &str,
-    evidence: &[FactText],
+    evidence: &[E],
     names: &[String],
     hedged_ok: bool,
 ) -> Option<String> {
@@ -146,6 +146,7 @@ pub fn unbacked_cause(
         };
         let backed = evidence
             .iter()
+            .map(|e| e.borrow())
             .any(|e| states_cause(e) && added(&st, std::slice::from_ref(e), names).is_none());
         if !backed {
             return Some(word);

@@ -47,7 +47,11 @@ enum Item {
 
 /// The first clause of `statement` whose facts no single evidence text
 /// holds together, as (fact, fact) it paired.
-pub fn recombined(statement: &FactText, evidence: &[FactText], names: &[String]) -> Option<String> {
+pub fn recombined(
+    statement: &FactText,
+    evidence: &[&FactText],
+    names: &[String],
+) -> Option<String> {
     let parts = statement.parts();
     // sub-clause of each part: its clause, split at conjunctions
     let mut sub: Vec<SubClause> = Vec::with_capacity(parts.len());
@@ -153,7 +157,7 @@ mod tests {
     fn check(s: &str) -> Option<String> {
         recombined(
             &FactText::new(s),
-            &[FactText::new(CPU), FactText::new(LAT)],
+            &[&FactText::new(CPU), &FactText::new(LAT)],
             &[],
         )
     }

@@ -38,7 +38,7 @@ fn is_duration(t: &FactText, i: usize) -> bool {
 /// limit, not a comparison with a reading: the duration at part `i` is
 /// one an evidence text holds without comparing it ("p99 latency above
 /// 2s" makes "within 2s" a comparison again).
-fn time_limit(t: &FactText, i: usize, evidence: &[FactText]) -> bool {
+fn time_limit(t: &FactText, i: usize, evidence: &[&FactText]) -> bool {
     is_duration(t, i)
         && evidence
             .iter()
@@ -110,7 +110,7 @@ fn says_fact(e: &FactText, c: &str) -> bool {
 
 /// The first comparison, severity or metric word of `statement` its
 /// evidence does not say.
-pub fn unsupported_word(statement: &FactText, evidence: &[FactText]) -> Option<Added> {
+pub fn unsupported_word(statement: &FactText, evidence: &[&FactText]) -> Option<Added> {
     for (i, p) in statement.parts().iter().enumerate() {
         let w = statement.text(p);
         if !w.is_ascii() || !matches!(p.kind, Kind::Word | Kind::Filler | Kind::Polarity) {
@@ -153,7 +153,7 @@ mod tests {
     const LOG: &str = "ERROR order-service HikariPool-1 - Connection is not available, request timed out after 30000ms";
 
     fn check(s: &str, e: &str) -> Option<Added> {
-        unsupported_word(&FactText::new(s), &[FactText::new(e)])
+        unsupported_word(&FactText::new(s), &[&FactText::new(e)])
     }
 
     #[test]

@@ -39,7 +39,8 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 use words::{
     han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_non_negation_after,
-    is_han_numeral, is_negator_en, is_negator_han, is_polarity_en, number_word,
+    is_han_numeral, is_negator_en, is_negator_han, is_polarity_en, lone_han_numeral_counts,
+    number_word,
 };
 
 /// What a part is.
@@ -101,6 +102,26 @@ pub struct FactText {
     polar: Vec<(u32, &'static str)>,
     /// The normalised source, kept when it has `key=value` fields.
     fields_source: String,
+}
+
+/// The [`FactText`]s of one run, by their source text: the Gatekeeper
+/// parses each ref it checks once, and the answer check reads the same
+/// texts (the verified evidence is the refs' text) back from here instead
+/// of parsing them again. Equal texts give equal `FactText`s, so a hit
+/// changes no result.
+#[derive(Debug, Clone, Default)]
+pub struct FactCache(std::collections::HashMap<String, std::sync::Arc<FactText>>);
+
+impl FactCache {
+    /// The `FactText` of `text`, parsed on first use.
+    pub fn get(&mut self, text: &str) -> std::sync::Arc<FactText> {
+        if let Some(f) = self.0.get(text) {
+            return std::sync::Arc::clone(f);
+        }
+        let f = std::sync::Arc::new(FactText::new(text));
+        self.0.insert(text.to_string(), std::sync::Arc::clone(&f));
+        f
+    }
 }
 
 /// `text` in NFKC with decimal digits of every script as ASCII, invisible
@@ -220,10 +241,31 @@ struct Builder {
     /// The next part's join.
     join: Join,
     clause_pending: bool,
+    /// The last part when it is a spelled-out number: (index, value).
+    number_word: Option<(usize, u64)>,
+    /// A buffer for lower-casing words.
+    lower: String,
+}
+
+/// Two number words read as one number (`twenty` `five`, `two`
+/// `hundred`, `three hundred` `twelve`), if they do.
+fn compose_number(prev: u64, next: u64) -> Option<u64> {
+    let tens = (20..100).contains(&prev) && prev.is_multiple_of(10);
+    if tens && (1..10).contains(&next) {
+        return Some(prev + next);
+    }
+    if matches!(next, 100 | 1000) && (1..next).contains(&prev) {
+        return Some(prev * next);
+    }
+    if prev >= 100 && prev.is_multiple_of(100) && (1..100).contains(&next) {
+        return Some(prev + next);
+    }
+    None
 }
 
 impl Builder {
     fn push(&mut self, text: &str, kind: Kind, ident: bool) {
+        self.number_word = None;
         if self.clause_pending {
             self.clause = self.clause.saturating_add(1);
             self.clause_pending = false;
@@ -252,14 +294,27 @@ impl Builder {
     }
 
     fn push_word(&mut self, word: &str, ident: bool) {
-        let lower;
-        let w = if word.bytes().any(|b| b.is_ascii_uppercase()) || !word.is_ascii() {
-            lower = word.to_lowercase();
-            lower.as_str()
+        if word.is_ascii() && word.bytes().any(|b| b.is_ascii_uppercase()) {
+            // one reused buffer: camelCase splits make many short words
+            let mut lower = std::mem::take(&mut self.lower);
+            lower.clear();
+            lower.push_str(word);
+            lower.make_ascii_lowercase();
+            self.push_lower(&lower, ident);
+            self.lower = lower;
+        } else if word.is_ascii() {
+            self.push_lower(word, ident);
         } else {
-            word
-        };
+            self.push_lower(&word.to_lowercase(), ident);
+        }
+    }
+
+    fn push_lower(&mut self, w: &str, ident: bool) {
         let kind = classify_word(w);
+        if let Some(v) = number_word(w) {
+            self.push_number_word(w, v);
+            return;
+        }
         // `n't`: the part `t` after an apostrophe is a negation of its own
         let kind = if w == "t"
             && self.join == Join::Joined
@@ -274,6 +329,35 @@ impl Builder {
             kind
         };
         self.push(w, kind, ident || kind == Kind::Number);
+    }
+
+    /// A spelled-out number is the number (`five` is `5`, so `five
+    /// minutes` is `5min`); the words of one number (`twenty-five`, `two
+    /// hundred`) are one part. A lone `one` keeps its word: it is as often
+    /// "a" as a count.
+    fn push_number_word(&mut self, w: &str, v: u64) {
+        let same_clause = !self.clause_pending && self.join != Join::HanRun;
+        if same_clause
+            && let Some((at, prev)) = self.number_word
+            && at + 1 == self.parts.len()
+            && let Some(total) = compose_number(prev, v)
+            && let Some(p) = self.parts.last_mut()
+        {
+            self.padded.truncate(p.start as usize);
+            self.padded.push_str(&total.to_string());
+            p.end = self.padded.len() as u32;
+            self.padded.push(' ');
+            self.number_word = Some((at, total));
+            self.join = Join::Apart;
+            return;
+        }
+        let text = if w == "one" {
+            "one".to_string()
+        } else {
+            v.to_string()
+        };
+        self.push(&text, Kind::Number, true);
+        self.number_word = Some((self.parts.len().saturating_sub(1), v));
     }
 
     fn apart(&mut self) {
@@ -305,7 +389,8 @@ impl FactText {
         let norm = normalize(text);
         let s: &str = &norm;
         let mut b = Builder {
-            padded: String::with_capacity(s.len() + 2),
+            // room for the spaces between parts, so it grows at most once
+            padded: String::with_capacity(s.len() + s.len() / 4 + 8),
             parts: Vec::with_capacity(s.len() / 4 + 1),
             stamps: Vec::new(),
             polar: Vec::new(),
@@ -313,6 +398,8 @@ impl FactText {
             segment: 0,
             join: Join::Apart,
             clause_pending: false,
+            number_word: None,
+            lower: String::new(),
         };
         b.padded.push(' ');
         let bytes = s.as_bytes();
@@ -345,7 +432,9 @@ impl FactText {
                 prev = s.get(..i).and_then(|r| r.chars().next_back());
                 continue;
             }
-            if c.is_alphanumeric() && !is_han(c) && !is_combining_mark(c) {
+            // ASCII first: most of a log line is, and the Unicode tables cost
+            let mark = !c.is_ascii() && is_combining_mark(c);
+            if c.is_alphanumeric() && !mark && (c.is_ascii() || !is_han(c)) {
                 // camelCase boundaries split a word into joined parts
                 if let Some(p) = prev
                     && !word.is_empty()
@@ -367,7 +456,7 @@ impl FactText {
                 prev = Some(c);
                 continue;
             }
-            if is_combining_mark(c) && !word.is_empty() {
+            if mark && !word.is_empty() {
                 word.push(c);
                 i += len;
                 continue;
@@ -415,9 +504,9 @@ impl FactText {
                         })
                         .unwrap_or(0);
                     let run = s.get(i..i + run_end).unwrap_or("");
-                    if run.chars().count() >= 2
-                        && let Some(v) = han_number(run)
-                    {
+                    let counts = run.chars().count() >= 2
+                        || lone_han_numeral_counts(c, s.get(i + run_end..).unwrap_or(""));
+                    if counts && let Some(v) = han_number(run) {
                         b.push(&v.to_string(), Kind::Number, true);
                         i += run_end;
                         prev = run.chars().next_back();

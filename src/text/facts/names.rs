@@ -20,7 +20,7 @@ const COMMON_STEMS: &[&str] = &[
 /// text holds, as the statement wrote it.
 pub fn unsupported_name(
     statement: &FactText,
-    evidence: &[FactText],
+    evidence: &[&FactText],
     names: &[String],
 ) -> Option<String> {
     let parts = statement.parts();
@@ -87,7 +87,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        unsupported_name(&FactText::new(s), &[FactText::new(e)], &names)
+        unsupported_name(&FactText::new(s), &[&FactText::new(e)], &names)
     }
 
     const LOG: &str = "ERROR order-service HikariPool-1 - Connection is not available";

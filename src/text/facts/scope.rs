@@ -69,7 +69,7 @@ fn scope_words(t: &FactText) -> Vec<(usize, String)> {
 }
 
 /// The first scope word of `statement` that no evidence text says.
-pub fn unsupported_scope(statement: &FactText, evidence: &[FactText]) -> Option<String> {
+pub fn unsupported_scope(statement: &FactText, evidence: &[&FactText]) -> Option<String> {
     scope_words(statement).into_iter().find_map(|(_, w)| {
         let c = concept(&w)?;
         let said = evidence
@@ -86,7 +86,7 @@ mod tests {
     const LOG: &str = "ERROR order-service HikariPool-1 - Connection is not available, request timed out after 30000ms";
 
     fn check(s: &str, e: &str) -> Option<String> {
-        unsupported_scope(&FactText::new(s), &[FactText::new(e)])
+        unsupported_scope(&FactText::new(s), &[&FactText::new(e)])
     }
 
     #[test]

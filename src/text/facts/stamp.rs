@@ -326,8 +326,20 @@ fn clock(c: &mut Cursor<'_>) -> Option<Clock> {
             let (s, _) = c.digits(2, 2)?;
             t.s = Some(s);
             let before = c.i;
+            let comma = c.peek() == Some(b',');
             if (c.eat(b'.') || c.eat(b',')) && c.peek().is_some_and(|b| b.is_ascii_digit()) {
                 t.frac = Some(fraction(c));
+                // `23:06:01,1ms` or `23:06:01,2026-07-08` (a full-width
+                // comma, NFKC'd): a list, not a fraction; log4j's
+                // `23:06:01,123` is followed by a space
+                if comma
+                    && c.peek().is_some_and(|b| {
+                        b.is_ascii_alphabetic() || matches!(b, b'-' | b'/' | b':' | b'.')
+                    })
+                {
+                    t.frac = None;
+                    c.i = before;
+                }
             } else {
                 c.i = before;
             }
@@ -593,6 +605,20 @@ mod tests {
             let st = p(other).unwrap_or_else(|| panic!("{other} did not parse"));
             assert!(!st.renders(iso), "{other}");
         }
+    }
+
+    #[test]
+    fn a_comma_before_a_word_is_no_fraction() {
+        // a Chinese list after a time (`23:06:01，1ms`, NFKC'd) keeps the
+        // time whole and the number out of it
+        assert_eq!(parse_at("23:06:01,1ms", 0).map(|(_, end)| end), Some(8));
+        assert_eq!(
+            parse_at("23:06:01,2026-07-08", 0).map(|(_, end)| end),
+            Some(8)
+        );
+        let log4j = parse_at("23:06:01,123 ERROR", 0).unwrap();
+        assert_eq!(log4j.1, 12);
+        assert!(log4j.0.time.is_some_and(|t| t.frac.is_some()));
     }
 
     #[test]

@@ -13,13 +13,12 @@ use super::{Builder, FactText, Join, Kind, Part};
 /// (`HikariPool-1 s`) or a key keeps its text. So a unit's spacing is not a
 /// fact, and a different unit or value still is.
 pub(super) fn attach_units(b: &mut Builder) {
-    let text = |b: &Builder, k: usize| -> String {
+    fn text(b: &Builder, k: usize) -> &str {
         b.parts
             .get(k)
             .and_then(|p| b.padded.get(p.start as usize..p.end as usize))
             .unwrap_or("")
-            .to_string()
-    };
+    }
     let joined = |b: &Builder, k: usize, j: Join| b.parts.get(k).is_some_and(|p| p.join == j);
     if !b.parts.iter().any(|p| p.kind == Kind::Number) {
         return;
@@ -39,7 +38,12 @@ pub(super) fn attach_units(b: &mut Builder) {
         let end = t
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(t.len());
-        let (num, suffix) = t.split_at(end);
+        // a lone `one` is a count when a unit follows (`one minute`)
+        let (num, suffix) = if t == "one" {
+            ("1", "")
+        } else {
+            t.split_at(end)
+        };
         if num.is_empty() || num.ends_with('.') {
             continue;
         }
@@ -56,7 +60,7 @@ pub(super) fn attach_units(b: &mut Builder) {
         if !suffix.is_empty() {
             // `2300ms`, `10req/s` (`10req` joined to `s`)
             if next_ok(b, i, Join::Joined) && !joined(b, i + 1, Join::Joined) {
-                found = two_part_unit(suffix, &text(b, i)).map(|u| (u, 1));
+                found = two_part_unit(suffix, text(b, i)).map(|u| (u, 1));
             }
             if found.is_none() && !joined(b, i, Join::Joined) {
                 found = canonical_unit(suffix).map(|u| (u, 0));
@@ -65,20 +69,20 @@ pub(super) fn attach_units(b: &mut Builder) {
             let first = text(b, i);
             if first.is_ascii() {
                 if next_ok(b, i + 1, Join::Joined) && !joined(b, i + 2, Join::Joined) {
-                    found = two_part_unit(&first, &text(b, i + 1)).map(|u| (u, 2));
+                    found = two_part_unit(first, text(b, i + 1)).map(|u| (u, 2));
                 }
                 if found.is_none() && !joined(b, i + 1, Join::Joined) {
-                    found = canonical_unit(&first).map(|u| (u, 1));
+                    found = canonical_unit(first).map(|u| (u, 1));
                 }
             } else {
                 // the longest Han unit run: 分钟 before 分
-                let mut run = first;
+                let mut run = first.to_string();
                 let mut runs = vec![(run.clone(), 1)];
                 for n in 1..3 {
                     if !next_ok(b, i + n, Join::HanRun) {
                         break;
                     }
-                    run.push_str(&text(b, i + n));
+                    run.push_str(text(b, i + n));
                     runs.push((run.clone(), n + 1));
                 }
                 found = runs
@@ -96,25 +100,24 @@ pub(super) fn attach_units(b: &mut Builder) {
         return;
     }
     let old_parts = std::mem::take(&mut b.parts);
-    let old_padded = std::mem::replace(&mut b.padded, String::from(" "));
+    let mut fresh = String::with_capacity(b.padded.len() + 8);
+    fresh.push(' ');
+    let old_padded = std::mem::replace(&mut b.padded, fresh);
     let mut merges = merges.into_iter().peekable();
     let mut k = 0;
     while let Some(p) = old_parts.get(k).copied() {
-        let (t, skip) = match merges.peek() {
-            Some((at, t, n)) if *at == k => (t.clone(), *n),
-            _ => (
+        let merged = merges.next_if(|m| m.0 == k);
+        let (t, skip) = match &merged {
+            Some((_, t, n)) => (t.as_str(), *n),
+            None => (
                 old_padded
                     .get(p.start as usize..p.end as usize)
-                    .unwrap_or("")
-                    .to_string(),
+                    .unwrap_or(""),
                 0,
             ),
         };
-        if skip > 0 || merges.peek().is_some_and(|m| m.0 == k) {
-            merges.next();
-        }
         let start = b.padded.len() as u32;
-        b.padded.push_str(&t);
+        b.padded.push_str(t);
         let end = b.padded.len() as u32;
         b.padded.push(' ');
         b.parts.push(Part { start, end, ..p });

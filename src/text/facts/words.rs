@@ -456,6 +456,144 @@ pub fn number_word(w: &str) -> Option<u64> {
     })
 }
 
+/// Well-known infrastructure components (datastores, caches, brokers,
+/// proxies, orchestrators), each with the other spellings of the same
+/// component. A statement that names one names a component, not an
+/// ordinary word, so its evidence must name it too; words that are also
+/// common English (vault, spark, oracle) are left out.
+pub fn infra_component(w: &str) -> Option<&'static [&'static str]> {
+    const GROUPS: &[&[&str]] = &[
+        &["redis"],
+        &["kafka"],
+        &["postgres", "postgresql", "pg", "pgbouncer"],
+        &["mysql", "mariadb"],
+        &["mongodb", "mongo"],
+        &["elasticsearch", "opensearch"],
+        &["nginx"],
+        &["envoy"],
+        &["haproxy"],
+        &["traefik"],
+        &["istio"],
+        &["etcd"],
+        &["zookeeper", "zk"],
+        &["rabbitmq", "rabbit"],
+        &["activemq"],
+        &["pulsar"],
+        &["nats"],
+        &["memcached", "memcache"],
+        &["cassandra"],
+        &["scylladb", "scylla"],
+        &["consul"],
+        &["kubernetes", "k8s", "kube", "kubelet"],
+        &["docker", "dockerd"],
+        &["containerd"],
+        &["clickhouse"],
+        &["cockroachdb"],
+        &["tidb"],
+        &["dynamodb"],
+        &["sqlite"],
+        &["hbase"],
+        &["hadoop", "hdfs"],
+        &["minio"],
+        &["ceph"],
+        &["prometheus"],
+        &["grafana"],
+        &["jaeger"],
+        &["tomcat"],
+        &["jetty"],
+        &["gunicorn"],
+        &["uwsgi"],
+        &["hikaricp"],
+    ];
+    GROUPS.iter().copied().find(|g| g.contains(&w))
+}
+
+/// Common words of Chinese service names, with their English spellings,
+/// so a statement may write 订单服务 for order-service. Small and general:
+/// business domains and infrastructure words every shop names services by.
+pub const SERVICE_WORDS_HAN: &[(&str, &[&str])] = &[
+    ("订单", &["order", "orders"]),
+    ("支付", &["payment", "payments", "pay"]),
+    ("网关", &["gateway", "gw"]),
+    ("用户", &["user", "users"]),
+    ("库存", &["inventory", "stock"]),
+    ("购物车", &["cart", "shoppingcart", "basket"]),
+    ("数据库", &["database", "db"]),
+    ("缓存", &["cache"]),
+    ("认证", &["auth", "authentication"]),
+    ("鉴权", &["auth", "authorization", "authz"]),
+    ("授权", &["auth", "authorization", "authz"]),
+    ("通知", &["notification", "notifications", "notify"]),
+    ("搜索", &["search"]),
+    ("消息", &["message", "messages", "msg", "mq"]),
+    ("队列", &["queue", "mq"]),
+    ("商品", &["product", "products", "item", "items", "goods"]),
+    ("目录", &["catalog", "catalogue"]),
+    ("物流", &["logistics", "shipping"]),
+    ("配送", &["delivery", "shipping"]),
+    ("账户", &["account", "accounts"]),
+    ("账号", &["account", "accounts"]),
+    ("会员", &["member", "membership"]),
+    ("推荐", &["recommendation", "recommendations", "recommend"]),
+    ("评论", &["review", "reviews", "comment", "comments"]),
+    ("价格", &["price", "pricing"]),
+    ("优惠券", &["coupon", "coupons"]),
+    ("促销", &["promotion", "promotions", "promo"]),
+    ("退款", &["refund", "refunds"]),
+    ("结算", &["checkout", "settlement", "billing"]),
+    ("账单", &["billing", "bill", "invoice"]),
+    ("计费", &["billing"]),
+    ("日志", &["log", "logs", "logging"]),
+    ("监控", &["monitor", "monitoring"]),
+    ("配置", &["config", "configuration"]),
+    ("调度", &["scheduler", "schedule", "scheduling"]),
+    ("文件", &["file", "files"]),
+    ("存储", &["storage", "store"]),
+    ("图片", &["image", "images"]),
+    ("邮件", &["email", "mail"]),
+    ("短信", &["sms"]),
+    ("风控", &["risk"]),
+    ("报表", &["report", "reports", "reporting"]),
+    ("前端", &["frontend", "web"]),
+    ("后端", &["backend"]),
+    ("接口", &["api"]),
+    ("登录", &["login"]),
+    ("会话", &["session", "sessions"]),
+];
+
+/// The English spellings of a Chinese service-name head word.
+pub fn service_head_han(head: &str) -> &'static [&'static str] {
+    match head {
+        "服务" => &["service", "svc", "srv", "server"],
+        "集群" => &["cluster"],
+        "数据库" => &["database", "db"],
+        "节点" => &["node"],
+        _ => &[],
+    }
+}
+
+/// Words that may stand before a Chinese service name in the same run of
+/// characters without being part of it (调用订单服务 "calls the order
+/// service").
+pub const SERVICE_LEADS_HAN: &[&str] = &[
+    "调用", "访问", "请求", "连接", "查询", "依赖", "导致", "影响", "来自", "对", "向", "从", "由",
+    "到", "给", "把", "让", "使", "经",
+];
+
+/// Whether a single Chinese numeral before `rest` is a number: before a
+/// time unit (五分钟, 一小时), or, other than 一 ("a"), before a measure
+/// word (两次, 三个). Elsewhere a lone numeral is part of a word (一切,
+/// 十分 "very", 一些).
+pub fn lone_han_numeral_counts(c: char, rest: &str) -> bool {
+    const TIME_UNITS: &[&str] = &["分钟", "秒", "毫秒", "微秒", "纳秒", "小时", "个小时", "天"];
+    const MEASURES: &[char] = &[
+        '个', '次', '条', '台', '倍', '项', '处', '名', '位', '例', '笔', '行', '遍', '种', '组',
+        '块', '张', '份', '秒',
+    ];
+    TIME_UNITS.iter().any(|u| rest.starts_with(u))
+        || (c != '一' && rest.chars().next().is_some_and(|n| MEASURES.contains(&n)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
