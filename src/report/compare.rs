@@ -175,16 +175,27 @@ fn status(b: &CheckedBinding) -> String {
     }
 }
 
-/// An unverified binding's line leads with its outcome so the rule a
-/// failing one broke survives the column's truncation.
+/// An unverified binding's line: the rule a failing one broke gets a row
+/// of its own (below), so the column's truncation cannot cut it.
 fn unverified_line(b: &CheckedBinding) -> String {
+    let outcome = if b.status == BindingStatus::Pass {
+        "PASS"
+    } else {
+        "FAIL"
+    };
     format!(
-        "{} · {} #{}",
-        status(b),
-        truncate_middle(&sanitize_line(&b.claim_id), 16),
+        "{outcome} {} #{}",
+        truncate_middle(&sanitize_line(&b.claim_id), 24),
         b.source_invocation_id
             .map_or_else(|| "—".into(), |i| i.to_string()),
     )
+}
+
+fn failed_rule(b: Option<&CheckedBinding>) -> &str {
+    b.filter(|b| b.status != BindingStatus::Pass)
+        .map_or("", |b| {
+            b.failed_rule.as_deref().unwrap_or("(no rule named)")
+        })
 }
 
 fn binding_line(b: &CheckedBinding) -> String {
@@ -279,6 +290,10 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
                 &ua.get(i).map(unverified_line).unwrap_or_default(),
                 &ub.get(i).map(unverified_line).unwrap_or_default(),
             );
+            let (fa, fb) = (failed_rule(ua.get(i)), failed_rule(ub.get(i)));
+            if !fa.is_empty() || !fb.is_empty() {
+                t.row("  failed rule", fa, fb);
+            }
         }
     }
 

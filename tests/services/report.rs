@@ -290,11 +290,20 @@ fn compare_counts_unverified_bindings_side_by_side() {
     let (left, right) = counts.split_once('│').unwrap();
     assert!(left.contains("1 pass / 1 fail"), "{counts}");
     assert!(right.contains("0 pass / 0 fail"), "{counts}");
-    let failed = text
-        .lines()
-        .find(|l| l.contains("unverified") && l.contains(INVOCATION_OWNED))
+    // Each says whether it passed; a failing one's rule has its own row.
+    let lines: Vec<&str> = text.lines().collect();
+    let action = lines
+        .iter()
+        .position(|l| l.contains("unverified") && l.contains("FAIL recommended_actions[0]"))
         .expect(&text);
-    assert!(failed.contains("FAIL"), "{failed}");
+    assert!(
+        lines[action + 1].contains("failed rule") && lines[action + 1].contains(INVOCATION_OWNED),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("PASS hypotheses[0]")),
+        "{text}"
+    );
 
     // Runs without any keep their comparison as it was.
     let plain = sb
