@@ -2,7 +2,10 @@
 //! bindings, verdicts and usage. Useful after a `rerun`, or for the same
 //! question on two models. The JSON shape is fixed by DESIGN.md §8:
 //! `{a, b, route: {a, b, same}, verdicts: {a, b}, claims: {only_a, only_b,
-//! both}, bindings: {a, b}, usage: {a, b}}`.
+//! both}, bindings: {a, b}, usage: {a, b}}`, plus `unverified_bindings:
+//! {a, b}` (each `{pass, fail, bindings}`): the hypotheses' and actions'
+//! bindings, kept out of `bindings` and `claims` because they verify
+//! nothing.
 //!
 //! Claims are matched by their text (claim ids are numbered per run), the
 //! id when a claim has no text.
@@ -32,6 +35,31 @@ fn bindings(t: &RunTrace) -> &[CheckedBinding] {
         .unwrap_or_default()
 }
 
+/// The bindings on hypotheses and recommended actions: checked, never
+/// verified, so always reported apart from `bindings`.
+fn unverified(t: &RunTrace) -> &[CheckedBinding] {
+    t.run
+        .gatekeeper_result
+        .as_ref()
+        .map(|g| g.unverified_bindings.as_slice())
+        .unwrap_or_default()
+}
+
+/// (pass, fail) of some bindings.
+fn pass_fail(bs: &[CheckedBinding]) -> (usize, usize) {
+    let pass = bs
+        .iter()
+        .filter(|b| b.status == BindingStatus::Pass)
+        .count();
+    (pass, bs.len() - pass)
+}
+
+fn unverified_json(t: &RunTrace) -> Value {
+    let bs = unverified(t);
+    let (pass, fail) = pass_fail(bs);
+    json!({ "pass": pass, "fail": fail, "bindings": binding_list_json(bs) })
+}
+
 fn run_json(t: &RunTrace) -> Value {
     let r = &t.run;
     json!({
@@ -56,9 +84,12 @@ fn verdicts_json(t: &RunTrace) -> Value {
 }
 
 fn bindings_json(t: &RunTrace) -> Value {
+    binding_list_json(bindings(t))
+}
+
+fn binding_list_json(bs: &[CheckedBinding]) -> Value {
     Value::Array(
-        bindings(t)
-            .iter()
+        bs.iter()
             .map(|b| {
                 json!({
                     "claim_id": b.claim_id,
@@ -103,6 +134,7 @@ pub fn to_json(a: &RunTrace, b: &RunTrace) -> Value {
             "both": ca.intersection(&cb).collect::<Vec<_>>(),
         },
         "bindings": { "a": bindings_json(a), "b": bindings_json(b) },
+        "unverified_bindings": { "a": unverified_json(a), "b": unverified_json(b) },
         "usage": { "a": usage_json(a), "b": usage_json(b) },
     })
 }
@@ -135,12 +167,39 @@ fn v(s: Option<crate::vocab::contracts::Verdict>) -> String {
     s.map_or("—".into(), |v| v.as_str().into())
 }
 
-fn binding_line(b: &CheckedBinding) -> String {
-    let status = if b.status == BindingStatus::Pass {
+fn status(b: &CheckedBinding) -> String {
+    if b.status == BindingStatus::Pass {
         "PASS".to_string()
     } else {
         format!("FAIL {}", b.failed_rule.as_deref().unwrap_or(""))
+    }
+}
+
+/// An unverified binding's line: the rule a failing one broke gets a row
+/// of its own (below), so the column's truncation cannot cut it.
+fn unverified_line(b: &CheckedBinding) -> String {
+    let outcome = if b.status == BindingStatus::Pass {
+        "PASS"
+    } else {
+        "FAIL"
     };
+    format!(
+        "{outcome} {} #{}",
+        truncate_middle(&sanitize_line(&b.claim_id), 24),
+        b.source_invocation_id
+            .map_or_else(|| "—".into(), |i| i.to_string()),
+    )
+}
+
+fn failed_rule(b: Option<&CheckedBinding>) -> &str {
+    b.filter(|b| b.status != BindingStatus::Pass)
+        .map_or("", |b| {
+            b.failed_rule.as_deref().unwrap_or("(no rule named)")
+        })
+}
+
+fn binding_line(b: &CheckedBinding) -> String {
+    let status = status(b);
     format!(
         "{} {} #{} {} {status}",
         truncate_middle(&sanitize_line(&b.claim_id), 16),
@@ -213,6 +272,29 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
             &ba.get(i).map(binding_line).unwrap_or_default(),
             &bb.get(i).map(binding_line).unwrap_or_default(),
         );
+    }
+
+    // Only when a run has any, so comparisons of runs without hypotheses'
+    // or actions' bindings read as before.
+    let (ua, ub) = (unverified(a), unverified(b));
+    if !ua.is_empty() || !ub.is_empty() {
+        t.heading("unverified bindings (hypotheses/actions)");
+        let counts = |bs: &[CheckedBinding]| {
+            let (pass, fail) = pass_fail(bs);
+            format!("{pass} pass / {fail} fail")
+        };
+        t.row("pass/fail", &counts(ua), &counts(ub));
+        for i in 0..ua.len().max(ub.len()) {
+            t.row(
+                "unverified",
+                &ua.get(i).map(unverified_line).unwrap_or_default(),
+                &ub.get(i).map(unverified_line).unwrap_or_default(),
+            );
+            let (fa, fb) = (failed_rule(ua.get(i)), failed_rule(ub.get(i)));
+            if !fa.is_empty() || !fb.is_empty() {
+                t.row("  failed rule", fa, fb);
+            }
+        }
     }
 
     t.heading("usage");

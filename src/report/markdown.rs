@@ -3,7 +3,7 @@
 //! table (claim, tool, invocation id, raw_path, excerpt, pass/fail).
 
 use crate::text::{sanitize_line, sanitize_multiline, truncate_width};
-use crate::vocab::contracts::{BindingStatus, Verdict};
+use crate::vocab::contracts::{BindingStatus, CheckedBinding, Verdict};
 use crate::vocab::run::RunStatus;
 use crate::vocab::run_trace::RunTrace;
 use std::fmt::Write;
@@ -97,6 +97,14 @@ pub fn render(trace: &RunTrace) -> String {
             g.verified_binding_count(),
             g.checked_bindings.len()
         );
+        if !g.unverified_bindings.is_empty() {
+            let _ = writeln!(
+                md,
+                "Unverified (hypotheses/actions): {}/{} bindings pass",
+                pass_count(&g.unverified_bindings),
+                g.unverified_bindings.len()
+            );
+        }
         for e in &g.errors {
             let _ = writeln!(md, "- claim error: {}", inline(e));
         }
@@ -124,48 +132,34 @@ pub fn render(trace: &RunTrace) -> String {
     }
 
     let _ = writeln!(md, "## Citations\n");
-    let bindings = r
+    let (bindings, unverified) = r
         .gatekeeper_result
         .as_ref()
-        .map(|g| g.checked_bindings.as_slice())
+        .map(|g| {
+            (
+                g.checked_bindings.as_slice(),
+                g.unverified_bindings.as_slice(),
+            )
+        })
         .unwrap_or_default();
     if bindings.is_empty() {
         let _ = writeln!(md, "_(no evidence bindings were checked)_\n");
     } else {
+        binding_table(&mut md, bindings);
+    }
+
+    // Hypotheses and actions cite evidence too, and the gatekeeper checks
+    // those citations, but they never verify a finding: a section of their
+    // own keeps a passing one from reading as a verified citation.
+    if !unverified.is_empty() {
+        let _ = writeln!(md, "## Unverified bindings (hypotheses/actions)\n");
         let _ = writeln!(
             md,
-            "| claim | tool | invocation | raw_path | excerpt | check |"
+            "{}/{} pass · checked by the same rules, not verified citations and not counted above\n",
+            pass_count(unverified),
+            unverified.len()
         );
-        let _ = writeln!(md, "|---|---|---|---|---|---|");
-        for b in bindings {
-            let pass = b.status == BindingStatus::Pass;
-            let claim = if b.claim_text.is_empty() {
-                b.claim_id.clone()
-            } else {
-                format!("{}: {}", b.claim_id, b.claim_text)
-            };
-            let excerpt = if pass {
-                &b.matched_text
-            } else {
-                &b.evidence_excerpt
-            };
-            let check = match (&b.failed_rule, pass) {
-                (_, true) => "PASS".to_string(),
-                (Some(rule), false) => format!("FAIL {}", code(rule)),
-                (None, false) => "FAIL".to_string(),
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {check} |",
-                inline(&claim),
-                code(&b.tool_name),
-                b.source_invocation_id
-                    .map_or_else(|| "—".into(), |i| i.to_string()),
-                b.raw_path.as_deref().map_or_else(|| "—".into(), code),
-                inline(&truncate_width(&sanitize_line(excerpt), EXCERPT_W)),
-            );
-        }
-        md.push('\n');
+        binding_table(&mut md, unverified);
     }
 
     if !r.failed_sources.is_empty() {
@@ -183,6 +177,51 @@ pub fn render(trace: &RunTrace) -> String {
         md.push('\n');
     }
     md
+}
+
+fn pass_count(bindings: &[CheckedBinding]) -> usize {
+    bindings
+        .iter()
+        .filter(|b| b.status == BindingStatus::Pass)
+        .count()
+}
+
+/// One row per binding: what it cites, and PASS or FAIL with its rule.
+fn binding_table(md: &mut String, bindings: &[CheckedBinding]) {
+    let _ = writeln!(
+        md,
+        "| claim | tool | invocation | raw_path | excerpt | check |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    for b in bindings {
+        let pass = b.status == BindingStatus::Pass;
+        let claim = if b.claim_text.is_empty() {
+            b.claim_id.clone()
+        } else {
+            format!("{}: {}", b.claim_id, b.claim_text)
+        };
+        let excerpt = if pass {
+            &b.matched_text
+        } else {
+            &b.evidence_excerpt
+        };
+        let check = match (&b.failed_rule, pass) {
+            (_, true) => "PASS".to_string(),
+            (Some(rule), false) => format!("FAIL {}", code(rule)),
+            (None, false) => "FAIL".to_string(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {check} |",
+            inline(&claim),
+            code(&b.tool_name),
+            b.source_invocation_id
+                .map_or_else(|| "—".into(), |i| i.to_string()),
+            b.raw_path.as_deref().map_or_else(|| "—".into(), code),
+            inline(&truncate_width(&sanitize_line(excerpt), EXCERPT_W)),
+        );
+    }
+    md.push('\n');
 }
 
 #[cfg(test)]

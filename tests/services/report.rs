@@ -2,8 +2,11 @@
 //! compare` on runs the binary stored: what each format must hold, the
 //! compare JSON's shape (DESIGN.md §8), and one-line errors.
 
+use crate::helpers::{repo, shop_pack_dir};
 use crate::sandbox::{Sandbox, assert_one_line_error, stderr};
 use serde_json::Value;
+
+const INVOCATION_OWNED: &str = "binding.invocation_owned";
 
 /// Runs a shipped scenario and returns its run id.
 fn run_scenario(sb: &Sandbox, file: &str) -> i64 {
@@ -57,6 +60,92 @@ fn markdown_holds_question_answer_verdicts_route_and_citations() {
         );
     }
     assert!(md.contains("| PASS |"), "{md}");
+}
+
+/// A run whose hypothesis cites the alert it was given (passes) and whose
+/// recommended action cites an invocation the run never made (fails
+/// `binding.invocation_owned`): shipped scenario 52 with a hypothesis
+/// added, written into the sandbox.
+fn run_with_unverified_bindings(sb: &Sandbox) -> i64 {
+    let shipped = std::fs::read_to_string(repo(
+        "fixtures/scenarios/52_gatekeeper_fabricated_action_binding.toml",
+    ))
+    .unwrap();
+    let hypothesis = r#""hypotheses": [{"hypothesis_text": "CPU saturation slows payment requests", "basis": "the alert", "needed_evidence": [], "evidence_bindings": [{"tool_name": "query_metrics", "source_invocation_id": {{invocation:1}}, "raw_path": "$.alerts[0]", "evidence_excerpt": "alertname=HighCPUUsage service=payment-service severity=critical state=firing value=92"}]}]"#;
+    assert!(shipped.contains(r#""hypotheses": []"#));
+    let scenario = shipped
+        .replace(
+            r#"pack = "../packs/shop""#,
+            &format!("pack = {:?}", shop_pack_dir().display().to_string()),
+        )
+        .replace(r#""hypotheses": []"#, hypothesis);
+    let path = sb.path("unverified.toml");
+    std::fs::write(&path, scenario).unwrap();
+    let out = sb
+        .cmd()
+        .arg("ask")
+        .arg("--scenario")
+        .arg(&path)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    v["run_id"].as_i64().unwrap()
+}
+
+#[test]
+fn unverified_bindings_are_exported_apart_from_the_citations() {
+    let sb = Sandbox::new();
+    let run = run_with_unverified_bindings(&sb);
+    // The JSON export (the Run Trace) carries them, checked, with the rule.
+    let trace: Value = serde_json::from_str(&export(&sb, run, "json")).unwrap();
+    let g = &trace["run"]["gatekeeperResult"];
+    let unverified = g["unverified_bindings"].as_array().unwrap();
+    let ids: Vec<&str> = unverified
+        .iter()
+        .map(|b| b["claim_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["hypotheses[0]", "recommended_actions[0]"], "{g}");
+    assert_eq!(unverified[1]["failed_rule"], INVOCATION_OWNED);
+    let checked = g["checked_bindings"].as_array().unwrap();
+    assert!(checked.iter().all(|b| b["claim_id"] == "claim-1"), "{g}");
+
+    let md = export(&sb, run, "markdown");
+    let citations = md.find("## Citations").expect(&md);
+    let heading = md
+        .find("## Unverified bindings (hypotheses/actions)")
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(citations < heading, "{md}");
+    // Neither the citations nor the gatekeeper's verified count hold them
+    // (the gatekeeper's errors above may name the failing one).
+    let (above, below) = md.split_at(heading);
+    let cited = &above[citations..];
+    assert!(!cited.contains("hypotheses\\[0\\]"), "{md}");
+    assert!(!cited.contains("recommended\\_actions"), "{md}");
+    let verified = checked.iter().filter(|b| b["status"] == "pass").count();
+    assert!(
+        above.contains(&format!("{verified}/{} bindings pass", checked.len())),
+        "{md}"
+    );
+    assert!(
+        above.contains("Unverified (hypotheses/actions): 1/2 bindings pass"),
+        "{md}"
+    );
+    assert!(below.contains("1/2 pass"), "{md}");
+    let row = |id: &str| {
+        below
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(id))
+            .unwrap_or_else(|| panic!("no row for {id}:\n{md}"))
+    };
+    assert!(row("hypotheses\\[0\\]").ends_with("| PASS |"), "{md}");
+    let action = row("recommended\\_actions\\[0\\]");
+    assert!(
+        action.ends_with(&format!("| FAIL `{INVOCATION_OWNED}` |")),
+        "{action}"
+    );
+    assert!(action.contains("| 99999 |"), "{action}");
 }
 
 #[test]
@@ -148,6 +237,82 @@ fn compare_puts_two_runs_side_by_side() {
     let same: Value = serde_json::from_slice(&same.stdout).unwrap();
     assert_eq!(same["route"]["same"], true);
     assert_eq!(same["claims"]["only_a"], Value::Array(vec![]));
+}
+
+#[test]
+fn compare_counts_unverified_bindings_side_by_side() {
+    let sb = Sandbox::new();
+    let a = run_with_unverified_bindings(&sb);
+    let b = run_scenario(&sb, "01_pass.toml");
+    let out = sb
+        .cmd()
+        .args(["compare", &a.to_string(), &b.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let u = &v["unverified_bindings"];
+    assert_eq!(
+        (u["a"]["pass"].as_u64(), u["a"]["fail"].as_u64()),
+        (Some(1), Some(1)),
+        "{u}"
+    );
+    assert_eq!(
+        (u["b"]["pass"].as_u64(), u["b"]["fail"].as_u64()),
+        (Some(0), Some(0)),
+        "{u}"
+    );
+    assert_eq!(u["a"]["bindings"][1]["failed_rule"], INVOCATION_OWNED);
+    // Not in the claims' bindings, nor among the claims.
+    let a_ids: Vec<&str> = v["bindings"]["a"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["claim_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(a_ids, ["claim-1"], "{v}");
+    let claims = v["claims"].to_string();
+    assert!(!claims.contains("CPU saturation"), "{claims}");
+    assert!(!claims.contains("restart payment-service"), "{claims}");
+
+    let text = sb
+        .cmd()
+        .args(["compare", &a.to_string(), &b.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("unverified bindings (hypotheses/actions)"),
+        "{text}"
+    );
+    let counts = text.lines().find(|l| l.contains("pass/fail")).expect(&text);
+    assert!(counts.starts_with('≠'), "{counts}");
+    let (left, right) = counts.split_once('│').unwrap();
+    assert!(left.contains("1 pass / 1 fail"), "{counts}");
+    assert!(right.contains("0 pass / 0 fail"), "{counts}");
+    // Each says whether it passed; a failing one's rule has its own row.
+    let lines: Vec<&str> = text.lines().collect();
+    let action = lines
+        .iter()
+        .position(|l| l.contains("unverified") && l.contains("FAIL recommended_actions[0]"))
+        .expect(&text);
+    assert!(
+        lines[action + 1].contains("failed rule") && lines[action + 1].contains(INVOCATION_OWNED),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("PASS hypotheses[0]")),
+        "{text}"
+    );
+
+    // Runs without any keep their comparison as it was.
+    let plain = sb
+        .cmd()
+        .args(["compare", &b.to_string(), &b.to_string()])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8(plain.stdout).unwrap();
+    assert!(!plain.contains("unverified"), "{plain}");
 }
 
 #[test]

@@ -179,3 +179,74 @@ fn the_verdict_detail_lists_them_in_a_section_of_their_own() {
         body.join("\n")
     );
 }
+
+#[test]
+fn the_compare_view_counts_them_side_by_side_apart_from_the_bindings() {
+    use diagraph::vocab::events::EventKind;
+    use std::sync::Arc;
+    let events = unverified_run(9);
+    let result = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::GatekeeperChecked { result, .. } => Some(result.as_ref().clone()),
+            _ => None,
+        })
+        .expect("the fixture's gatekeeper result");
+    let mut a = crate::workbench::stored_trace(&events);
+    a.run.gatekeeper_result = Some(result);
+    let b = crate::workbench::stored_trace(&events);
+    let mut state = live_state(&events);
+    update(&mut state, Msg::Resize(120, 40));
+    update(
+        &mut state,
+        Msg::CompareLoaded {
+            a: 9,
+            b: 1,
+            result: Ok((Arc::new(a), Arc::new(b))),
+        },
+    );
+    let Some(Popup::Detail { lines, .. }) = &state.popup else {
+        panic!("{:?}", state.popup)
+    };
+    let body: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    let text = body.join("\n");
+    let heading = body
+        .iter()
+        .position(|l| l.contains("unverified bindings (hypotheses/actions)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let counts = &body[heading + 1];
+    let (left, right) = counts.split_once('│').expect(&text);
+    assert!(
+        left.contains("pass/fail") && left.contains("1 pass / 1 fail"),
+        "{counts}"
+    );
+    assert!(right.contains("0 pass / 0 fail"), "{counts}");
+    // The failing one's rule, on a row of its own, survives the column's
+    // width.
+    let action = body
+        .iter()
+        .position(|l| l.contains("FAIL recommended_actions[0]"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(action > heading, "{text}");
+    assert!(
+        body[action + 1].contains("failed rule") && body[action + 1].contains(RULE),
+        "{text}"
+    );
+    assert!(
+        body[heading..]
+            .iter()
+            .any(|l| l.contains("PASS hypotheses[0]")),
+        "{text}"
+    );
+    // The claims' bindings are theirs alone.
+    let bindings = body
+        .iter()
+        .position(|l| l == "bindings")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        body[bindings..heading]
+            .iter()
+            .all(|l| !l.contains("hypotheses") && !l.contains("recommended")),
+        "{text}"
+    );
+}

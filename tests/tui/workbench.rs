@@ -352,7 +352,7 @@ fn a_capped_ceiling_says_why_beside_the_bindings() {
 
 /// A stored run for the fixture: one step per ModelCalled event, with a
 /// prompt, a response and reasoning text.
-fn stored_trace(
+pub(crate) fn stored_trace(
     events: &[diagraph::vocab::events::EngineEvent],
 ) -> diagraph::vocab::run_trace::RunTrace {
     use diagraph::vocab::events::EventKind;
