@@ -349,19 +349,7 @@ fn is_health_en(w: &str) -> bool {
 const HEALTH_HAN: &[&str] = &["问题", "没事", "无碍"];
 
 fn han_health_words(t: &FactText) -> Vec<(usize, &'static str)> {
-    let parts = t.parts();
-    let mut out = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let Some(q) = parts.get(i + 1) else { break };
-        if q.join != Join::HanRun {
-            continue;
-        }
-        let pair = format!("{}{}", t.text(p), t.text(q));
-        if let Some(w) = HEALTH_HAN.iter().find(|w| **w == pair) {
-            out.push((i, *w));
-        }
-    }
-    out
+    super::states::han_pairs(t, HEALTH_HAN)
 }
 
 /// A Chinese service name: the characters before its head word, and the head.

@@ -106,6 +106,14 @@ pub fn han_states(t: &FactText) -> Vec<(usize, &'static str)> {
         "静默", "修复", "消失", "好转", "缓解", "平息", "忽略", "误报", "无害", "良性", "过载",
         "饱和", "爆满", "关闭",
     ];
+    han_pairs(t, WORDS)
+}
+
+/// The two-character words of `words` in `t`: (first part index, word).
+pub(super) fn han_pairs(
+    t: &FactText,
+    words: &'static [&'static str],
+) -> Vec<(usize, &'static str)> {
     let parts = t.parts();
     let mut out = Vec::new();
     for (i, p) in parts.iter().enumerate() {
@@ -114,7 +122,7 @@ pub fn han_states(t: &FactText) -> Vec<(usize, &'static str)> {
             continue;
         }
         let pair = format!("{}{}", t.text(p), t.text(q));
-        if let Some(w) = WORDS.iter().find(|w| **w == pair) {
+        if let Some(w) = words.iter().find(|w| **w == pair) {
             out.push((i, *w));
         }
     }
