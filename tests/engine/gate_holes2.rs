@@ -1,0 +1,103 @@
+//! Second red-team pass over the answer check: wordings a model plausibly
+//! writes that the first fixes (gate_holes*.rs) still let through, each
+//! fixed as a class with the honest wordings next to it that must pass.
+//!
+//! - a cause stated with a clause-opening "so" ("X, so Y", "X. So Y",
+//!   "and so") or "which is why" / "that is why" between two facts;
+//! - 结束 / 停止 ("the alert has ended / stopped") for a firing alert, the
+//!   same as 解除 / 恢复.
+
+use crate::gate_holes::{CPU, LOG, statement};
+use crate::redteam::{compose, composer, honest_composer};
+use diagraph::text::facts::grounded::Added;
+use diagraph::vocab::graph::Outcome;
+
+#[test]
+fn a_clause_opening_so_or_which_is_why_between_two_facts_is_a_cause() {
+    for s in [
+        "payment-service HighCPUUsage at 92, so order-service HikariPool-1 timed out.",
+        "payment-service HighCPUUsage at 92; so order-service HikariPool-1 timed out.",
+        "payment-service HighCPUUsage at 92. So order-service HikariPool-1 timed out.",
+        "payment-service HighCPUUsage at 92, and so order-service HikariPool-1 timed out.",
+        "payment-service HighCPUUsage at 92, which is why order-service HikariPool-1 timed out.",
+        "payment-service HighCPUUsage at 92, that is why order-service HikariPool-1 timed out.",
+    ] {
+        assert!(
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            "{s}: {:?}",
+            statement(s, &[CPU, LOG])
+        );
+    }
+}
+
+#[test]
+fn so_that_is_not_a_link_still_passes() {
+    for (s, ev) in [
+        // "so far", "so that", the intensifier, and "why" in a question
+        ("So far, payment-service HighCPUUsage is firing at 92.", CPU),
+        (
+            "payment-service HighCPUUsage has fired for 25m so far.",
+            CPU,
+        ),
+        (
+            "order-service HikariPool-1 timed out after 30000ms, so much that the connection is not available.",
+            LOG,
+        ),
+        ("Why is payment-service HighCPUUsage firing at 92?", CPU),
+    ] {
+        assert_eq!(statement(s, &[ev]), None, "{s}");
+    }
+    // the link stated inside one evidence text stands
+    let kb = crate::gate_holes::KB;
+    assert_eq!(
+        statement(
+            "Slow queries hold connections for a long time, so the pool is exhausted.",
+            &[kb]
+        ),
+        None
+    );
+}
+
+#[test]
+fn ended_or_stopped_is_a_resolved_state_the_firing_alert_does_not_have() {
+    for s in [
+        "payment-service 的 HighCPUUsage 告警已结束。",
+        "payment-service HighCPUUsage 告警结束了。",
+        "payment-service HighCPUUsage 告警已停止。",
+    ] {
+        assert!(statement(s, &[CPU]).is_some(), "{s}");
+    }
+    let ended = "2026-07-08T23:10:00Z INFO payment-service HighCPUUsage 告警已结束";
+    assert_eq!(
+        statement("payment-service 的 HighCPUUsage 告警已结束。", &[ended]),
+        None
+    );
+    assert_eq!(
+        statement(
+            "payment-service 的 HighCPUUsage 告警正在触发，数值 92。",
+            &[CPU]
+        ),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_so_link_is_rejected_through_the_engine_and_the_honest_retry_completes() {
+    let s = "payment-service HighCPUUsage at 92, so order-service HikariPool-1 timed out after 30000ms.";
+    let (out, attempts) = compose(
+        false,
+        &[
+            composer(&[(s, &["c-cpu", "c-log"])]),
+            honest_composer(false),
+        ],
+    )
+    .await;
+    assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{attempts:?}");
+    assert!(
+        attempts[0].1.contains("answer.statement_cause"),
+        "{:?}",
+        attempts[0].1
+    );
+    assert_eq!(attempts[1].0, Outcome::Completed);
+    assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+}
