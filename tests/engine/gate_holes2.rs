@@ -5,7 +5,8 @@
 //! - a cause stated with a clause-opening "so" ("X, so Y", "X. So Y",
 //!   "and so") or "which is why" / "that is why" between two facts;
 //! - 结束 / 停止 ("the alert has ended / stopped") for a firing alert, the
-//!   same as 解除 / 恢复.
+//!   same as 解除 / 恢复;
+//! - a time in a named zone ("22:40 PST") read as if it were UTC.
 
 use crate::gate_holes::{CPU, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
@@ -100,4 +101,23 @@ async fn a_so_link_is_rejected_through_the_engine_and_the_honest_retry_completes
     );
     assert_eq!(attempts[1].0, Outcome::Completed);
     assert!(!out.end.answer.contains(s), "{}", out.end.answer);
+}
+
+#[test]
+fn a_time_in_a_named_zone_is_moved_to_utc_before_it_is_compared() {
+    // the alert fired at 22:40 UTC = 14:40 PST = 07:40 JST (next day)
+    for s in [
+        "payment-service HighCPUUsage fired at 22:40 PST.",
+        "payment-service HighCPUUsage fired at 22:40 EST.",
+        "payment-service HighCPUUsage fired at 22:40 JST.",
+    ] {
+        assert!(statement(s, &[CPU]).is_some(), "{s}");
+    }
+    for s in [
+        "payment-service HighCPUUsage fired at 14:40 PST.",
+        "payment-service HighCPUUsage fired at 18:40 EDT.",
+        "payment-service HighCPUUsage fired at 22:40 UTC.",
+    ] {
+        assert_eq!(statement(s, &[CPU]), None, "{s}");
+    }
 }

@@ -386,6 +386,37 @@ fn fraction(c: &mut Cursor<'_>) -> u32 {
     u32::try_from(nanos).unwrap_or(0)
 }
 
+/// A zone abbreviation with one offset the world over ("22:40 PST" is
+/// 06:40 UTC the next day, not 22:40 UTC). CST, IST and BST name more
+/// than one zone and stay unread.
+fn named_zone(c: &mut Cursor<'_>) -> Option<i32> {
+    const ZONES: &[(&str, i32)] = &[
+        ("PST", -8 * 60),
+        ("PDT", -7 * 60),
+        ("MST", -7 * 60),
+        ("MDT", -6 * 60),
+        ("EST", -5 * 60),
+        ("EDT", -4 * 60),
+        ("CET", 60),
+        ("CEST", 2 * 60),
+        ("JST", 9 * 60),
+        ("KST", 9 * 60),
+        ("HKT", 8 * 60),
+        ("SGT", 8 * 60),
+        ("AEST", 10 * 60),
+    ];
+    let rest = c.s.get(c.i..)?;
+    let (name, v) = ZONES.iter().find(|(z, _)| {
+        rest.starts_with(z)
+            && !rest[z.len()..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+    })?;
+    c.i += name.len();
+    Some(*v)
+}
+
 fn offset(c: &mut Cursor<'_>) -> Option<i32> {
     if c.eat(b'Z') || c.eat(b'z') {
         return Some(0);
@@ -415,6 +446,9 @@ fn offset(c: &mut Cursor<'_>) -> Option<i32> {
             }
         }
         return Some(0);
+    }
+    if let Some(v) = named_zone(c) {
+        return Some(v);
     }
     c.i = before;
     c.eat(b' ');
