@@ -6,7 +6,9 @@
 //!   "and so") or "which is why" / "that is why" between two facts;
 //! - 结束 / 停止 ("the alert has ended / stopped") for a firing alert, the
 //!   same as 解除 / 恢复;
-//! - a time in a named zone ("22:40 PST") read as if it were UTC.
+//! - a time in a named zone ("22:40 PST") read as if it were UTC;
+//! - "just noise", "flapping", 抖动, 预期内: a firing alert dismissed;
+//! - "as a consequence", "in turn" between two facts.
 
 use crate::gate_holes::{CPU, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
@@ -119,5 +121,40 @@ fn a_time_in_a_named_zone_is_moved_to_utc_before_it_is_compared() {
         "payment-service HighCPUUsage fired at 22:40 UTC.",
     ] {
         assert_eq!(statement(s, &[CPU]), None, "{s}");
+    }
+}
+
+#[test]
+fn noise_flapping_or_expected_dismiss_a_firing_alert_like_benign() {
+    for s in [
+        "payment-service HighCPUUsage is just noise.",
+        "payment-service HighCPUUsage is noisy.",
+        "payment-service HighCPUUsage is flapping.",
+        "payment-service HighCPUUsage is transient.",
+        "payment-service HighCPUUsage is a blip.",
+        "payment-service HighCPUUsage 只是抖动。",
+        "payment-service HighCPUUsage 是预期内的。",
+    ] {
+        assert!(statement(s, &[CPU]).is_some(), "{s}");
+    }
+    // the same word the evidence has stands
+    let flap = "alertname=HighCPUUsage service=payment-service state=flapping value=92%";
+    assert_eq!(
+        statement("payment-service HighCPUUsage is flapping at 92%.", &[flap]),
+        None
+    );
+}
+
+#[test]
+fn as_a_consequence_and_in_turn_link_two_facts() {
+    for s in [
+        "payment-service HighCPUUsage at 92; order-service HikariPool-1 timed out as a consequence.",
+        "payment-service HighCPUUsage at 92; in turn order-service HikariPool-1 timed out.",
+    ] {
+        assert!(
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            "{s}: {:?}",
+            statement(s, &[CPU, LOG])
+        );
     }
 }

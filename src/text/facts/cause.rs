@@ -29,6 +29,7 @@ fn is_cause_en(w: &str) -> bool {
             | "therefore"
             | "hence"
             | "consequently"
+            | "consequence"
             | "thus"
             | "culprit"
             | "triggered"
@@ -51,6 +52,7 @@ fn is_cause_pair_en(w: &str, next: &str) -> bool {
             )
             | ("stem" | "stems" | "stemmed" | "stemming", "from")
             | ("responsible", "for")
+            | ("in", "turn")
             | ("root", "cause" | "causes")
     )
 }

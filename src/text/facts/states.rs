@@ -24,7 +24,8 @@ pub fn concept_of(w: &str) -> Option<&'static str> {
         | "subsided" | "mitigated" | "quiet" | "quieted" | "解除" | "消除" | "清除" | "静默"
         | "修复" | "消失" | "好转" | "缓解" | "平息" | "结束" | "停止" => "resolved",
         "benign" | "harmless" | "ignorable" | "ignore" | "ignored" | "negligible" | "spurious"
-        | "忽略" | "误报" | "无害" | "良性" => "ignorable",
+        | "noise" | "noisy" | "flapping" | "transient" | "blip" | "忽略" | "误报" | "无害"
+        | "良性" | "抖动" | "预期" => "ignorable",
         "saturated" | "overloaded" | "overload" | "过载" | "饱和" | "爆满" => "overloaded",
         "关闭" => "closed",
         _ => return None,
@@ -103,8 +104,8 @@ pub fn is_state_en(t: &FactText, i: usize) -> bool {
 pub fn han_states(t: &FactText) -> Vec<(usize, &'static str)> {
     const WORDS: &[&str] = &[
         "畅通", "顺畅", "平稳", "就绪", "在线", "空闲", "充足", "充裕", "解除", "消除", "清除",
-        "静默", "修复", "消失", "好转", "缓解", "平息", "忽略", "误报", "无害", "良性", "过载",
-        "饱和", "爆满", "关闭", "结束", "停止",
+        "静默", "修复", "消失", "好转", "缓解", "平息", "忽略", "误报", "无害", "良性", "抖动",
+        "预期", "过载", "饱和", "爆满", "关闭", "结束", "停止",
     ];
     let parts = t.parts();
     let mut out = Vec::new();
@@ -150,7 +151,17 @@ pub fn concludes_resolved(t: &FactText) -> Option<String> {
         ) || (matches!(w, "fixed" | "gone" | "ended") && is_state_en(t, i));
         let ignorable = matches!(
             w,
-            "benign" | "harmless" | "ignorable" | "ignored" | "negligible" | "spurious"
+            "benign"
+                | "harmless"
+                | "ignorable"
+                | "ignored"
+                | "negligible"
+                | "spurious"
+                | "noise"
+                | "noisy"
+                | "flapping"
+                | "transient"
+                | "blip"
         );
         let no_action = matches!(
             w,
