@@ -344,7 +344,10 @@ fn clock(c: &mut Cursor<'_>) -> Option<Clock> {
                 c.i = before;
             }
         }
-        return (h < 24 && m < 60 && t.s.is_none_or(|s| s <= 60)).then_some(t);
+        if let Some(pm) = meridiem(c, h) {
+            t.h = h % 12 + if pm { 12 } else { 0 };
+        }
+        return (t.h < 24 && m < 60 && t.s.is_none_or(|s| s <= 60)).then_some(t);
     }
     if c.eat_str("时") || c.eat_str("点") {
         let (m, _) = c.digits(1, 2)?;
@@ -366,6 +369,38 @@ fn clock(c: &mut Cursor<'_>) -> Option<Clock> {
         return (h < 24 && m < 60).then_some(t);
     }
     c.i = start;
+    None
+}
+
+/// `AM` / `PM` (`a.m.`, `pm`) after a 12-hour clock hour: whether it is
+/// PM. "10:40 PM UTC" is 22:40 UTC; without this the hour read as 10
+/// rejected the honest rendering.
+fn meridiem(c: &mut Cursor<'_>, h: u32) -> Option<bool> {
+    if !(1..=12).contains(&h) {
+        return None;
+    }
+    let before = c.i;
+    c.eat(b' ');
+    for (form, pm) in [
+        ("AM", false),
+        ("am", false),
+        ("a.m.", false),
+        ("PM", true),
+        ("pm", true),
+        ("p.m.", true),
+    ] {
+        let Some(rest) = c.s.get(c.i..) else { break };
+        if rest.starts_with(form)
+            && !rest[form.len()..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+        {
+            c.i += form.len();
+            return Some(pm);
+        }
+    }
+    c.i = before;
     None
 }
 
