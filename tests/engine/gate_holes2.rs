@@ -10,7 +10,8 @@
 //! - "just noise", "flapping", 抖动, 预期内: a firing alert dismissed;
 //! - "as a consequence", "in turn" between two facts;
 //! - over-rejection: "10:40 PM UTC" read as 10:40;
-//! - "for an hour" / "a day" (a count of one) against 25m.
+//! - "for an hour" / "a day" (a count of one) against 25m;
+//! - "after 1 minute" resting on the `1` of `HikariPool-1`.
 
 use crate::gate_holes::{CPU, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
@@ -216,6 +217,28 @@ fn an_article_before_a_duration_unit_is_a_count_of_one() {
             "payment-service HighCPUUsage has been firing for an hour.",
             &[hour]
         ),
+        None
+    );
+}
+
+#[test]
+fn a_duration_does_not_rest_on_the_digit_of_an_identifier() {
+    for s in [
+        "order-service HikariPool-1 timed out after 1 minute.",
+        "order-service HikariPool-1 timed out after an hour.",
+    ] {
+        assert!(statement(s, &[LOG]).is_some(), "{s}");
+    }
+    for s in [
+        "order-service HikariPool-1 timed out after 30000ms.",
+        "order-service HikariPool-1 timed out after 30 seconds.",
+    ] {
+        assert_eq!(statement(s, &[LOG]), None, "{s}");
+    }
+    // a key=value value stands with the unit a statement adds
+    let v = "alertname=HighCPUUsage service=payment-service state=firing value=92";
+    assert_eq!(
+        statement("payment-service HighCPUUsage is firing at 92%.", &[v]),
         None
     );
 }
