@@ -21,6 +21,7 @@ mod answer_props;
 mod fallback_markers;
 mod gate_gaps;
 mod gate_holes;
+mod gate_holes2;
 mod gate_holes_cause;
 mod gate_holes_excerpts;
 mod gate_holes_names;

@@ -2,7 +2,8 @@
 //! either fact. "payment-service CPU at 92 caused the order-service
 //! timeouts" is two verified facts and one unverified link; each fact has
 //! its evidence, the link has none. So a statement with a cause word
-//! (caused, because, due to, leads to, results in, root cause; 导致, 因为,
+//! (caused, because, due to, leads to, results in, root cause, a clause-
+//! opening "so", "which is why"; 导致, 因为,
 //! 由于, 引起, 造成, 根因...) must rest on *one* evidence text that states
 //! a cause itself and holds every fact of the statement's sentence: the
 //! link is then the evidence's, not the writer's.
@@ -28,6 +29,7 @@ fn is_cause_en(w: &str) -> bool {
             | "therefore"
             | "hence"
             | "consequently"
+            | "consequence"
             | "thus"
             | "culprit"
             | "triggered"
@@ -50,6 +52,7 @@ fn is_cause_pair_en(w: &str, next: &str) -> bool {
             )
             | ("stem" | "stems" | "stemmed" | "stemming", "from")
             | ("responsible", "for")
+            | ("in", "turn")
             | ("root", "cause" | "causes")
     )
 }
@@ -89,6 +92,13 @@ pub fn cause_words(t: &FactText, hedged_ok: bool) -> Vec<(usize, String)> {
             {
                 // "as a result"
                 out.push((i, "as a result".into()));
+            } else if w == "so" && opens_clause(t, i) && !is_so_idiom(next) {
+                // "X, so Y": the link between two clauses ("so far", "so
+                // that" and the intensifier "so high" are not links)
+                out.push((i, w.to_string()));
+            } else if w == "why" && i > 0 && matches!(t.text_at(i - 1), "is" | "that's" | "s") {
+                // "which is why", "that's why"
+                out.push((i, format!("{} why", t.text_at(i - 1))));
             } else if is_cause_en(w)
                 && !(hedged_ok && hedged)
                 && !(i > 0 && t.text_at(i - 1) == "root")
@@ -114,6 +124,23 @@ pub fn cause_words(t: &FactText, hedged_ok: bool) -> Vec<(usize, String)> {
         }
     }
     out
+}
+
+/// Whether part `i` opens its clause, or follows "and" that does
+/// ("..., and so order-service timed out").
+fn opens_clause(t: &FactText, i: usize) -> bool {
+    let parts = t.parts();
+    let first = |j: usize| j == 0 || parts[j - 1].clause != parts[j].clause;
+    first(i) || (i > 0 && t.text_at(i - 1) == "and" && first(i - 1))
+}
+
+/// Words after a clause-opening "so" that make it something other than a
+/// link: "so far", "so that" (purpose), "so many", "so long as".
+fn is_so_idiom(next: &str) -> bool {
+    matches!(
+        next,
+        "far" | "that" | "much" | "many" | "long" | "as" | "to" | "called" | "on" | ""
+    )
 }
 
 /// Up to two Han characters right before part `i`.

@@ -585,7 +585,7 @@ pub(super) fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(j, q)| {
-            q.kind == Kind::Number && {
+            q.kind == Kind::Number && !(has_unit(text, unit) && in_identifier(e, *j)) && {
                 let ub = if q.join == Join::Apart {
                     unit_after(e, *j)
                 } else {
@@ -596,6 +596,25 @@ pub(super) fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
         })
         .map(|(j, _)| j)
         .collect()
+}
+
+/// Whether a statement number carries a unit (`1 hour`, `30s`).
+fn has_unit(text: &str, unit: &str) -> bool {
+    !unit.is_empty() || number_value(text).is_some_and(|(_, u)| !u.is_empty())
+}
+
+/// Whether `e`'s number part `j` is the unitless tail of an identifier
+/// (`HikariPool-1`, `db-01`), not a `key=value` value: "timed out after 1
+/// hour" must not rest on the `1` of `HikariPool-1`.
+fn in_identifier(e: &FactText, j: usize) -> bool {
+    let parts = e.parts();
+    let Some(q) = parts.get(j) else { return false };
+    q.join == Join::Joined
+        && j > 0
+        && parts
+            .get(j - 1)
+            .is_some_and(|p| !p.key && p.kind != Kind::Number)
+        && number_value(e.text(q)).is_none_or(|(_, u)| u.is_empty())
 }
 
 /// A negated clause of the statement rests on the evidence when a clause of

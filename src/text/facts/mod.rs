@@ -315,6 +315,7 @@ impl Builder {
             self.push_number_word(w, v);
             return;
         }
+        self.article_as_one(w);
         // `n't`: the part `t` after an apostrophe is a negation of its own
         let kind = if w == "t"
             && self.join == Join::Joined
@@ -358,6 +359,40 @@ impl Builder {
         };
         self.push(&text, Kind::Number, true);
         self.number_word = Some((self.parts.len().saturating_sub(1), v));
+    }
+
+    /// "for an hour", "a day ago": the article before a duration unit is
+    /// its count, so "an hour" is `1h` and is checked like "1 hour"
+    /// ("firing for over an hour" against 25m is a number the evidence
+    /// lacks). "half an hour" and "a quarter hour" are no count of one.
+    fn article_as_one(&mut self, w: &str) {
+        if !matches!(w, "second" | "minute" | "hour" | "day" | "week") || self.clause_pending {
+            return;
+        }
+        let n = self.parts.len();
+        let Some(p) = self.parts.last() else { return };
+        let article = self
+            .padded
+            .get(p.start as usize..p.end as usize)
+            .is_some_and(|a| matches!(a, "a" | "an"));
+        let fraction_before = n >= 2
+            && self.parts.get(n - 2).is_some_and(|q| {
+                self.padded
+                    .get(q.start as usize..q.end as usize)
+                    .is_some_and(|b| matches!(b, "half" | "quarter"))
+            });
+        if !article || fraction_before || self.join != Join::Apart {
+            return;
+        }
+        let Some(p) = self.parts.last_mut() else {
+            return;
+        };
+        self.padded.truncate(p.start as usize);
+        self.padded.push('1');
+        p.end = self.padded.len() as u32;
+        p.kind = Kind::Number;
+        p.ident = true;
+        self.padded.push(' ');
     }
 
     fn apart(&mut self) {

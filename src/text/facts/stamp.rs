@@ -344,7 +344,10 @@ fn clock(c: &mut Cursor<'_>) -> Option<Clock> {
                 c.i = before;
             }
         }
-        return (h < 24 && m < 60 && t.s.is_none_or(|s| s <= 60)).then_some(t);
+        if let Some(pm) = meridiem(c, h) {
+            t.h = h % 12 + if pm { 12 } else { 0 };
+        }
+        return (t.h < 24 && m < 60 && t.s.is_none_or(|s| s <= 60)).then_some(t);
     }
     if c.eat_str("时") || c.eat_str("点") {
         let (m, _) = c.digits(1, 2)?;
@@ -369,6 +372,38 @@ fn clock(c: &mut Cursor<'_>) -> Option<Clock> {
     None
 }
 
+/// `AM` / `PM` (`a.m.`, `pm`) after a 12-hour clock hour: whether it is
+/// PM. "10:40 PM UTC" is 22:40 UTC; without this the hour read as 10
+/// rejected the honest rendering.
+fn meridiem(c: &mut Cursor<'_>, h: u32) -> Option<bool> {
+    if !(1..=12).contains(&h) {
+        return None;
+    }
+    let before = c.i;
+    c.eat(b' ');
+    for (form, pm) in [
+        ("AM", false),
+        ("am", false),
+        ("a.m.", false),
+        ("PM", true),
+        ("pm", true),
+        ("p.m.", true),
+    ] {
+        let Some(rest) = c.s.get(c.i..) else { break };
+        if rest.starts_with(form)
+            && !rest[form.len()..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+        {
+            c.i += form.len();
+            return Some(pm);
+        }
+    }
+    c.i = before;
+    None
+}
+
 fn fraction(c: &mut Cursor<'_>) -> u32 {
     let mut nanos: u64 = 0;
     let mut n = 0;
@@ -384,6 +419,37 @@ fn fraction(c: &mut Cursor<'_>) -> u32 {
         n += 1;
     }
     u32::try_from(nanos).unwrap_or(0)
+}
+
+/// A zone abbreviation with one offset the world over ("22:40 PST" is
+/// 06:40 UTC the next day, not 22:40 UTC). CST, IST and BST name more
+/// than one zone and stay unread.
+fn named_zone(c: &mut Cursor<'_>) -> Option<i32> {
+    const ZONES: &[(&str, i32)] = &[
+        ("PST", -8 * 60),
+        ("PDT", -7 * 60),
+        ("MST", -7 * 60),
+        ("MDT", -6 * 60),
+        ("EST", -5 * 60),
+        ("EDT", -4 * 60),
+        ("CET", 60),
+        ("CEST", 2 * 60),
+        ("JST", 9 * 60),
+        ("KST", 9 * 60),
+        ("HKT", 8 * 60),
+        ("SGT", 8 * 60),
+        ("AEST", 10 * 60),
+    ];
+    let rest = c.s.get(c.i..)?;
+    let (name, v) = ZONES.iter().find(|(z, _)| {
+        rest.starts_with(z)
+            && !rest[z.len()..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+    })?;
+    c.i += name.len();
+    Some(*v)
 }
 
 fn offset(c: &mut Cursor<'_>) -> Option<i32> {
@@ -415,6 +481,9 @@ fn offset(c: &mut Cursor<'_>) -> Option<i32> {
             }
         }
         return Some(0);
+    }
+    if let Some(v) = named_zone(c) {
+        return Some(v);
     }
     c.i = before;
     c.eat(b' ');

@@ -22,9 +22,10 @@ pub fn concept_of(w: &str) -> Option<&'static str> {
         "plenty" | "spare" | "充足" | "充裕" => "plenty",
         "fixed" | "silenced" | "acknowledged" | "acked" | "gone" | "disappeared" | "ended"
         | "subsided" | "mitigated" | "quiet" | "quieted" | "解除" | "消除" | "清除" | "静默"
-        | "修复" | "消失" | "好转" | "缓解" | "平息" => "resolved",
+        | "修复" | "消失" | "好转" | "缓解" | "平息" | "结束" | "停止" => "resolved",
         "benign" | "harmless" | "ignorable" | "ignore" | "ignored" | "negligible" | "spurious"
-        | "忽略" | "误报" | "无害" | "良性" => "ignorable",
+        | "noise" | "noisy" | "flapping" | "transient" | "blip" | "忽略" | "误报" | "无害"
+        | "良性" | "抖动" | "预期" => "ignorable",
         "saturated" | "overloaded" | "overload" | "过载" | "饱和" | "爆满" => "overloaded",
         "关闭" => "closed",
         _ => return None,
@@ -103,8 +104,8 @@ pub fn is_state_en(t: &FactText, i: usize) -> bool {
 pub fn han_states(t: &FactText) -> Vec<(usize, &'static str)> {
     const WORDS: &[&str] = &[
         "畅通", "顺畅", "平稳", "就绪", "在线", "空闲", "充足", "充裕", "解除", "消除", "清除",
-        "静默", "修复", "消失", "好转", "缓解", "平息", "忽略", "误报", "无害", "良性", "过载",
-        "饱和", "爆满", "关闭",
+        "静默", "修复", "消失", "好转", "缓解", "平息", "忽略", "误报", "无害", "良性", "抖动",
+        "预期", "过载", "饱和", "爆满", "关闭", "结束", "停止",
     ];
     han_pairs(t, WORDS)
 }
@@ -158,7 +159,17 @@ pub fn concludes_resolved(t: &FactText) -> Option<String> {
         ) || (matches!(w, "fixed" | "gone" | "ended") && is_state_en(t, i));
         let ignorable = matches!(
             w,
-            "benign" | "harmless" | "ignorable" | "ignored" | "negligible" | "spurious"
+            "benign"
+                | "harmless"
+                | "ignorable"
+                | "ignored"
+                | "negligible"
+                | "spurious"
+                | "noise"
+                | "noisy"
+                | "flapping"
+                | "transient"
+                | "blip"
         );
         let no_action = matches!(
             w,
@@ -184,7 +195,7 @@ pub fn concludes_resolved(t: &FactText) -> Option<String> {
     }
     const RESOLVED: &[&str] = &[
         "恢复", "解除", "解决", "消除", "清除", "静默", "修复", "消失", "好转", "缓解", "平息",
-        "关闭",
+        "关闭", "结束", "停止",
     ];
     for r in RESOLVED {
         for (at, _) in han.match_indices(r) {
