@@ -19,23 +19,25 @@
 //! The padded form (`" p0 p1 ... "`) makes "is a contiguous run of the
 //! other's parts" one substring search.
 
+mod cache;
 pub mod cause;
 pub mod clauses;
 pub mod compare;
 pub mod gloss;
 pub mod grounded;
 pub mod names;
+mod normal;
 pub mod scope;
 pub mod stamp;
 pub mod states;
 mod units;
 pub mod words;
 
+pub use cache::FactCache;
+pub use normal::normalize;
 pub use units::{number_value, numbers_match, quantities_match, unit_after};
 
-use super::chars::is_invisible;
 use stamp::Stamp;
-use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 use words::{
     han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_non_negation_after,
@@ -102,86 +104,6 @@ pub struct FactText {
     polar: Vec<(u32, &'static str)>,
     /// The normalised source, kept when it has `key=value` fields.
     fields_source: String,
-}
-
-/// The [`FactText`]s of one run, by their source text: the Gatekeeper
-/// parses each ref it checks once, and the answer check reads the same
-/// texts (the verified evidence is the refs' text) back from here instead
-/// of parsing them again. Equal texts give equal `FactText`s, so a hit
-/// changes no result.
-#[derive(Debug, Clone, Default)]
-pub struct FactCache(std::collections::HashMap<String, std::sync::Arc<FactText>>);
-
-impl FactCache {
-    /// The `FactText` of `text`, parsed on first use.
-    pub fn get(&mut self, text: &str) -> std::sync::Arc<FactText> {
-        if let Some(f) = self.0.get(text) {
-            return std::sync::Arc::clone(f);
-        }
-        let f = std::sync::Arc::new(FactText::new(text));
-        self.0.insert(text.to_string(), std::sync::Arc::clone(&f));
-        f
-    }
-}
-
-/// `text` in NFKC with decimal digits of every script as ASCII, invisible
-/// characters removed and the private-use area dropped. ASCII text is
-/// returned as it is (borrowed).
-pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.is_ascii() && !text.bytes().any(|b| b < 0x20 && b != b'\t' && b != b'\n') {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.nfkc() {
-        if is_invisible(c) || matches!(c as u32, 0xE000..=0xF8FF) {
-            continue;
-        }
-        if c == '\n' {
-            out.push('\n');
-            continue;
-        }
-        if c.is_control() {
-            out.push(' ');
-            continue;
-        }
-        // every dash is a hyphen: `payment‑service` (U+2011) is the name
-        if matches!(
-            c,
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}'
-        ) {
-            out.push('-');
-            continue;
-        }
-        match decimal_digit(c) {
-            Some(d) => out.push(d),
-            None => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// The ASCII digit of a decimal digit of another script (`٩`, `९`, `๙`).
-fn decimal_digit(c: char) -> Option<char> {
-    if c.is_ascii_digit() {
-        return Some(c);
-    }
-    let u = c as u32;
-    if u < 0x660 || !c.is_numeric() {
-        return None;
-    }
-    // Zeros of the decimal digit blocks (Unicode category Nd) not folded by NFKC.
-    const ZEROS: &[u32] = &[
-        0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
-        0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0,
-        0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0,
-        0xAA50, 0xABF0, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450,
-        0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60,
-        0x16AC0, 0x16B50, 0x1E140, 0x1E2F0, 0x1E950,
-    ];
-    ZEROS
-        .iter()
-        .find(|z| (**z..**z + 10).contains(&u))
-        .and_then(|z| char::from_digit(u - z, 10))
 }
 
 pub fn is_han(c: char) -> bool {
