@@ -220,6 +220,9 @@ pub fn added<E: std::borrow::Borrow<FactText>>(
 /// negation in its clause ("not available" supports no "available"). A
 /// negated state is checked with its negation.
 fn states_rest_on(evidence: &[&FactText], c: &str, negated: bool) -> bool {
+    if negated && opposite_said(evidence, c) {
+        return true;
+    }
     evidence.iter().any(|e| {
         let neg: Vec<u16> = e
             .parts()
@@ -231,6 +234,24 @@ fn states_rest_on(evidence: &[&FactText], c: &str, negated: bool) -> bool {
             .into_iter()
             .any(|j| negated || !e.parts().get(j).is_some_and(|p| neg.contains(&p.clause)))
     })
+}
+
+/// The state that excludes `c` where one of the two holds: an alert that
+/// is firing has not resolved, one that resolved is not firing. Only pairs
+/// with no third state between them: "not healthy" is not "down".
+fn opposite(c: &str) -> Option<&'static str> {
+    match c {
+        "firing" => Some("resolved"),
+        "resolved" => Some("firing"),
+        _ => None,
+    }
+}
+
+/// Whether the evidence says the opposite of `c` without a negation, so a
+/// statement may say `c` negated ("has not resolved" of a firing alert,
+/// 告警仍未解除).
+fn opposite_said(evidence: &[&FactText], c: &str) -> bool {
+    opposite(c).is_some_and(|o| states_rest_on(evidence, o, false))
 }
 
 /// The word by which `text` concludes about a system rather than reports
@@ -643,7 +664,9 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[&FactText])
         .chain(
             s.han_polarity()
                 .iter()
-                .filter(|(i, _)| in_clause(*i as usize))
+                .map(|(i, w)| (*i as usize, *w))
+                .chain(states::han_states(s))
+                .filter(|(i, _)| in_clause(*i))
                 .map(|(_, w)| concept(w)),
         )
         .collect();
@@ -677,6 +700,12 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[&FactText])
                 Some(Kind::Number) => at.extend(number_at(e, text, unit_after(s, first))),
                 _ => at.extend((0..e.parts().len()).filter(|&j| e.text_at(j) == text)),
             }
+        }
+        // "has not resolved" rests on one text that says the alert is
+        // firing and names what the clause names
+        let speaks_of_it = items.is_empty() || !at.is_empty();
+        if speaks_of_it && states.iter().any(|c| opposite_said(&[*e], c)) {
+            return true;
         }
         for c in &states {
             at.extend(state_at(e, c));

@@ -292,3 +292,41 @@ fn conclusions_are_found_by_their_state_words() {
         assert_eq!(concludes(&FactText::new(s)), None, "{s}");
     }
 }
+
+#[test]
+fn a_firing_alert_has_not_resolved_and_a_resolved_one_is_not_firing() {
+    const RESOLVED: &str =
+        "alert HighRequestLatency service=order-service severity=warning state=resolved value=1.1";
+    for s in [
+        "payment-service HighCPUUsage has not resolved.",
+        "payment-service 的 HighCPUUsage 告警仍未结束。",
+        "payment-service 的 HighCPUUsage 告警尚未解除。",
+    ] {
+        assert_eq!(check(s, &[ALERT]), None, "{s}");
+    }
+    assert_eq!(
+        check(
+            "order-service HighRequestLatency is not firing.",
+            &[RESOLVED]
+        ),
+        None
+    );
+    // the negation still has to be true of what the clause names
+    for (s, e) in [
+        ("payment-service HighCPUUsage is not firing.", &[ALERT][..]),
+        (
+            "order-service HighRequestLatency has not resolved.",
+            &[RESOLVED][..],
+        ),
+        (
+            "order-service HighRequestLatency has not resolved.",
+            &[ALERT, RESOLVED][..],
+        ),
+        (
+            "order-service 的 HighRequestLatency 告警仍未结束。",
+            &[ALERT, RESOLVED][..],
+        ),
+    ] {
+        assert!(check(s, e).is_some(), "{s} passed against {e:?}");
+    }
+}
