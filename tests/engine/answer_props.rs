@@ -4,7 +4,7 @@
 //! a negation inserted, its service swapped or a number changed is
 //! rejected by the rule that names that addition.
 
-use diagraph::engine::nodes::answer::assemble;
+use diagraph::engine::nodes::answer::{Rejection, assemble};
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::vocab::contracts::{ComposerOutput, ComposerStatement, Lang, Verdict, Verification};
 use diagraph::vocab::dto::{AllowedClaim, ComposerInput, VerifiedEvidence};
@@ -84,6 +84,18 @@ fn statement(a: &Alert, facts: &[usize], filler: &[usize], zh: bool, negate: boo
 }
 
 fn check(a: &Alert, text: &str, zh: bool) -> Result<(), String> {
+    assemble_one(("query_metrics", "$.alerts[0]"), &a.text(), text, zh)
+        .map_err(|r| r.rule.as_str().to_string())
+}
+
+/// The answer assembled from one statement `text` resting on one claim
+/// whose verified evidence is `evidence`, returned by `(tool, raw_path)`.
+fn assemble_one(
+    (tool, path): (&str, &str),
+    evidence: &str,
+    text: &str,
+    zh: bool,
+) -> Result<(), Rejection> {
     let claim = AllowedClaim {
         claim_id: "c1".into(),
         claim_type: "observation".into(),
@@ -93,9 +105,9 @@ fn check(a: &Alert, text: &str, zh: bool) -> Result<(), String> {
         evidence: vec![VerifiedEvidence {
             claim_id: "c1".into(),
             source_invocation_id: 9999,
-            tool_name: "query_metrics".into(),
-            raw_path: "$.alerts[0]".into(),
-            matched_text: a.text(),
+            tool_name: tool.into(),
+            raw_path: path.into(),
+            matched_text: evidence.into(),
         }],
     };
     let input = ComposerInput {
@@ -116,9 +128,7 @@ fn check(a: &Alert, text: &str, zh: bool) -> Result<(), String> {
         ..Default::default()
     };
     let names: Vec<String> = SERVICES.iter().map(|s| s.to_string()).collect();
-    assemble(&input, &output, &names, &GatekeeperRules::shipped())
-        .map(|_| ())
-        .map_err(|r| r.rule.as_str().to_string())
+    assemble(&input, &output, &names, &GatekeeperRules::shipped()).map(|_| ())
 }
 
 fn facts() -> impl Strategy<Value = Vec<usize>> {
@@ -207,41 +217,7 @@ fn log_line(kind: usize, service: usize, n: u32, zh: bool) -> String {
 }
 
 fn check_against(evidence: &str, text: &str, zh: bool) -> Result<(), String> {
-    let claim = AllowedClaim {
-        claim_id: "c1".into(),
-        claim_type: "observation".into(),
-        claim_text: String::new(),
-        verification: Verification::DirectEvidence,
-        is_negative: false,
-        evidence: vec![VerifiedEvidence {
-            claim_id: "c1".into(),
-            source_invocation_id: 9999,
-            tool_name: "query_logs".into(),
-            raw_path: "$.logs[0]".into(),
-            matched_text: evidence.into(),
-        }],
-    };
-    let input = ComposerInput {
-        original_query: "why?".into(),
-        lang: if zh { Lang::Zh } else { Lang::En },
-        verdict: Verdict::Pass,
-        allowed_claims: vec![claim],
-        allowed_hypotheses: vec![],
-        missing_info: vec![],
-        recommended_actions: vec![],
-        rationale: String::new(),
-    };
-    let output = ComposerOutput {
-        statements: vec![ComposerStatement {
-            text: text.into(),
-            claim_ids: vec!["c1".into()],
-        }],
-        ..Default::default()
-    };
-    let names: Vec<String> = SERVICES.iter().map(|s| s.to_string()).collect();
-    assemble(&input, &output, &names, &GatekeeperRules::shipped())
-        .map(|_| ())
-        .map_err(|r| r.to_string())
+    assemble_one(("query_logs", "$.logs[0]"), evidence, text, zh).map_err(|r| r.to_string())
 }
 
 proptest! {
