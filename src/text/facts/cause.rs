@@ -111,15 +111,14 @@ pub fn cause_words(t: &FactText, hedged_ok: bool) -> Vec<(usize, String)> {
         if q.join != Join::HanRun {
             continue;
         }
-        let pair = format!("{w}{}", t.text(q));
-        if let Some(c) = CAUSE_HAN.iter().find(|c| **c == pair) {
+        if let Some(c) = super::states::pair_in(CAUSE_HAN, w, t.text(q)) {
             // `可能根因`, `可能的原因`
             let hedged = HEDGE_HAN.iter().any(|h| {
                 han_before(t, i).ends_with(h)
                     || (i > 0 && t.text_at(i - 1) == "的" && han_before(t, i - 1).ends_with(h))
             });
-            if !(hedged_ok && hedged && matches!(*c, "根因" | "原因")) {
-                out.push((i, (*c).to_string()));
+            if !(hedged_ok && hedged && matches!(c, "根因" | "原因")) {
+                out.push((i, c.to_string()));
             }
         }
     }

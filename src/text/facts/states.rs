@@ -110,6 +110,15 @@ pub fn han_states(t: &FactText) -> Vec<(usize, &'static str)> {
     han_pairs(t, WORDS)
 }
 
+/// The word of `words` that is `a` followed by `b`, without joining them
+/// (this runs for every character pair of every checked text).
+pub(super) fn pair_in(words: &[&'static str], a: &str, b: &str) -> Option<&'static str> {
+    words
+        .iter()
+        .find(|w| w.len() == a.len() + b.len() && w.starts_with(a) && w.ends_with(b))
+        .copied()
+}
+
 /// The two-character words of `words` in `t`: (first part index, word).
 pub(super) fn han_pairs(
     t: &FactText,
@@ -122,9 +131,8 @@ pub(super) fn han_pairs(
         if q.join != Join::HanRun {
             continue;
         }
-        let pair = format!("{}{}", t.text(p), t.text(q));
-        if let Some(w) = words.iter().find(|w| **w == pair) {
-            out.push((i, *w));
+        if let Some(w) = pair_in(words, t.text(p), t.text(q)) {
+            out.push((i, w));
         }
     }
     out
