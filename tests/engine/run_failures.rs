@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// An engine over `pack` with the offline model and a memory recorder.
 fn offline_engine(pack: Arc<Pack>) -> (diagraph::engine::Engine, Arc<MemoryRecorder>) {
@@ -185,8 +186,11 @@ async fn a_live_backend_keeps_its_tool_when_a_scenario_brings_a_pack() {
     assert!(sources.tools["query_logs"].starts_with("pack:"));
 }
 
-/// A model that never answers.
-struct Hangs;
+/// A model that never answers; `called` is notified when a call arrives.
+#[derive(Default)]
+struct Hangs {
+    called: Notify,
+}
 
 #[async_trait]
 impl ChatModel for Hangs {
@@ -194,6 +198,7 @@ impl ChatModel for Hangs {
         "hangs".into()
     }
     async fn chat(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.called.notify_one();
         std::future::pending().await
     }
 }
@@ -201,11 +206,14 @@ impl ChatModel for Hangs {
 #[tokio::test]
 async fn cancelling_during_a_model_call_ends_the_run_at_once_cancelled() {
     let (mut engine, recorder) = offline_engine(shop_pack());
-    engine.model = Arc::new(Hangs);
+    let model = Arc::new(Hangs::default());
+    engine.model = model.clone();
     let request = RunRequest::new("why is payment-service slow?");
     let cancel = request.cancel.clone();
     let run = tokio::spawn(async move { engine.run(request).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::timeout(Duration::from_secs(5), model.called.notified())
+        .await
+        .expect("the planner called the model");
     cancel.cancel();
     let out = tokio::time::timeout(Duration::from_secs(5), run)
         .await
@@ -229,10 +237,21 @@ async fn cancelling_during_a_model_call_ends_the_run_at_once_cancelled() {
 }
 
 /// A tool that waits `wait` and then answers; `timeout` is what it says
-/// its own I/O may take.
+/// its own I/O may take; `called` is notified when a call starts.
 struct Slow {
     wait: Duration,
     timeout: Option<Duration>,
+    called: Arc<Notify>,
+}
+
+impl Slow {
+    fn new(wait: Duration, timeout: Option<Duration>) -> Slow {
+        Slow {
+            wait,
+            timeout,
+            called: Arc::default(),
+        }
+    }
 }
 
 #[async_trait]
@@ -246,6 +265,7 @@ impl Tool for Slow {
         }
     }
     async fn call(&self, _: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        self.called.notify_one();
         tokio::time::sleep(self.wait).await;
         Ok(ToolOutput::no_evidence(QUERY_METRICS, "", "nothing"))
     }
@@ -269,16 +289,13 @@ fn invoker_with(tool: Slow) -> diagraph::engine::invoker::ToolInvoker {
 /// `metrics.timeout_secs` above 20 had no effect.
 #[tokio::test(start_paused = true)]
 async fn a_tool_configured_for_longer_than_twenty_seconds_gets_that_long() {
-    let mut patient = invoker_with(Slow {
-        wait: Duration::from_secs(25),
-        timeout: Some(Duration::from_secs(30)),
-    });
+    let mut patient = invoker_with(Slow::new(
+        Duration::from_secs(25),
+        Some(Duration::from_secs(30)),
+    ));
     let i = patient.invoke(QUERY_METRICS, "{}", None, 1).await.unwrap();
     assert!(i.invocation.success, "{:?}", i.invocation.error_message);
-    let mut default = invoker_with(Slow {
-        wait: Duration::from_secs(25),
-        timeout: None,
-    });
+    let mut default = invoker_with(Slow::new(Duration::from_secs(25), None));
     let i = default.invoke(QUERY_METRICS, "{}", None, 1).await.unwrap();
     assert!(!i.invocation.success);
     assert_eq!(
@@ -305,27 +322,16 @@ async fn cancelling_during_a_tool_call_records_it_and_ends_cancelled() {
     for t in pack_tools(shop_pack()) {
         tools.register(t);
     }
-    tools.register(Arc::new(Slow {
-        wait: Duration::from_secs(3600),
-        timeout: Some(Duration::from_secs(7200)),
-    }));
+    let slow = Slow::new(Duration::from_secs(3600), Some(Duration::from_secs(7200)));
+    let called = slow.called.clone();
+    tools.register(Arc::new(slow));
     engine.tools = Arc::new(tools);
     let request = RunRequest::new("why is payment-service slow?");
     let cancel = request.cancel.clone();
     let run = tokio::spawn(async move { engine.run(request).await });
-    // Wait until the slow query_metrics call is in flight.
-    loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        if recorder
-            .snapshot()
-            .steps
-            .iter()
-            .any(|s| s.agent_name == AgentRole::Executor.as_str())
-        {
-            break;
-        }
-    }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::timeout(Duration::from_secs(10), called.notified())
+        .await
+        .expect("the executor called query_metrics");
     cancel.cancel();
     let out = tokio::time::timeout(Duration::from_secs(5), run)
         .await

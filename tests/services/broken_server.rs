@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// The config under which a hanging server costs a test one second: the
@@ -28,23 +29,32 @@ pub enum Fault {
 
 /// A server that breaks every exchange with `fault`; its URL.
 pub fn broken_server(fault: Fault) -> String {
+    broken_server_reporting(fault).0
+}
+
+/// [`broken_server`], with a receiver that gets one message per request
+/// read in full (before the fault is served), so a test can wait until a
+/// client is really waiting on it.
+pub fn broken_server_reporting(fault: Fault) -> (String, mpsc::Receiver<()>) {
+    let (read_tx, read_rx) = mpsc::channel();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     if fault == Fault::Refused {
         // Bound, then closed: the port refuses.
         drop(listener);
-        return format!("http://{addr}");
+        return (format!("http://{addr}"), read_rx);
     }
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { continue };
-            std::thread::spawn(move || answer(conn, fault));
+            let read = read_tx.clone();
+            std::thread::spawn(move || answer(conn, fault, read));
         }
     });
-    format!("http://{addr}")
+    (format!("http://{addr}"), read_rx)
 }
 
-fn answer(mut conn: TcpStream, fault: Fault) {
+fn answer(mut conn: TcpStream, fault: Fault, read: mpsc::Sender<()>) {
     // Read the request head and body (the client waits for us anyway).
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -71,6 +81,8 @@ fn answer(mut conn: TcpStream, fault: Fault) {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
+    // The test may have stopped listening; that is no reason to fail.
+    let _ = read.send(());
     let reply = |status: &str, kind: &str, body: &str, claimed: usize| {
         format!(
             "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {claimed}\r\nConnection: close\r\n\r\n{body}"

@@ -10,7 +10,7 @@
 //! The HTTP dependencies are `broken_server`s: a raw TCP server in this
 //! process that breaks each exchange the way it is told to.
 
-use crate::broken_server::{Fault, QUICK_TIMEOUTS, broken_server};
+use crate::broken_server::{Fault, QUICK_TIMEOUTS, broken_server, broken_server_reporting};
 use crate::helpers::shop_pack_dir;
 use crate::sandbox::{Sandbox, code, failed_sources, stderr};
 use serde_json::Value;
@@ -132,25 +132,18 @@ fn model_quota() {
 fn a_stopped_ask_ends_cancelled_with_what_happened() {
     // A model that hangs longer than the test: only the signal ends it.
     let sb = Sandbox::with_config("[model]\ntimeout_secs = 60\n");
-    let url = broken_server(Fault::Hang);
+    let (url, requests) = broken_server_reporting(Fault::Hang);
     let child = sb
         .ask_model_cmd(&url)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run is stored and the planner is waiting on the model.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let runs = sb.cmd().args(["runs", "--json"]).output().unwrap();
-        let list: Vec<Value> = serde_json::from_slice(&runs.stdout).unwrap_or_default();
-        if list.first().is_some_and(|r| r["status"] == "RUNNING") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the run never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // The planner's request has reached the model: the run is stored and
+    // waiting on it.
+    requests
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the planner called the model");
     let stopped = Instant::now();
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -252,17 +252,36 @@ async fn a_run_is_exported_as_a_genai_span_tree() {
     assert!(warnings.lock().unwrap().is_empty(), "{warnings:?}");
 }
 
+/// A collector that hangs up on every connection; the receiver counts the
+/// connections it refused to serve.
+async fn hanging_up_collector() -> (String, tokio::sync::watch::Receiver<usize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::watch::channel(0);
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            drop(conn);
+            tx.send_modify(|n| *n += 1);
+        }
+    });
+    (url, rx)
+}
+
 #[tokio::test]
 async fn a_dead_collector_is_one_warning_and_no_run_fails() {
     let llm = MockServer::start_with(vec![], fake_llm("payment-service")).await;
-    let dead = format!("http://127.0.0.1:{}", free_port());
+    let (dead, mut attempts) = hanging_up_collector().await;
     let (warn, warnings) = counting();
     let (server, exporter, _dir) = exporting_server(&dead, &llm, warn).await;
     for _ in 0..3 {
+        let before = *attempts.borrow_and_update();
         let v = ask(&server, "Is HighCPUUsage firing on payment-service?").await;
         assert_eq!(v["status"], "SUCCESS");
-        // Let a batch fail between runs.
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+        // A batch with this run's spans failed before the next run.
+        tokio::time::timeout(Duration::from_secs(10), attempts.wait_for(|n| *n > before))
+            .await
+            .expect("the exporter tried to send the run")
+            .unwrap();
     }
     exporter.shutdown(Duration::from_secs(10)).await;
     let warnings = warnings.lock().unwrap().clone();

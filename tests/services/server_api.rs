@@ -599,13 +599,16 @@ async fn cancel_ends_a_live_run_and_says_why_it_cannot_end_others() {
     .await;
     assert_error(status, &v, 409, "another diagraph process");
 
-    let cancel = server.at(&format!("/api/runs/{run_id}/cancel"));
-    let asked =
-        tokio::spawn(async move { json_of(http().post(cancel).send().await.unwrap()).await });
-    // The held model call finishes; the run stops before the next node.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    model.open();
-    let (status, v) = asked.await.unwrap();
+    // The model stays held: only the cancel can end the run, and the
+    // answer comes once it has (the call in flight is cut short).
+    let (status, v) = json_of(
+        http()
+            .post(server.at(&format!("/api/runs/{run_id}/cancel")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["run_id"], run_id);
     assert_eq!(v["status"], "CANCELLED");
@@ -689,9 +692,8 @@ async fn shutdown_cancels_runs_in_progress_and_leaves_none_running() {
         let stopped = server.shut_down().await;
         (server, stopped)
     });
-    // The model calls in flight end; the runs stop at their next node.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    model.open();
+    // The model stays held: only the shutdown can end the runs (their
+    // calls in flight are cut short).
     let (_server, stopped) = stopping.await.unwrap();
     stopped.unwrap();
 

@@ -405,6 +405,63 @@ impl diagraph::tools::Tool for SlowTool {
     }
 }
 
+/// The store as the engine's recorder, telling the test when a write
+/// failed because the server was unreachable.
+struct OutageReporting {
+    store: std::sync::Arc<Store>,
+    failed: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl OutageReporting {
+    fn seen<T>(&self, result: Result<T, RecordError>) -> Result<T, RecordError> {
+        if matches!(result, Err(RecordError::Unavailable(_))) {
+            self.failed.notify_one();
+        }
+        result
+    }
+}
+
+#[async_trait::async_trait]
+impl Recorder for OutageReporting {
+    async fn start_run(
+        &self,
+        start: &RunStart,
+    ) -> Result<diagraph::vocab::record::RunHandle, RecordError> {
+        self.seen(self.store.start_run(start).await)
+    }
+    async fn session_history(
+        &self,
+        session_id: &str,
+        limit: usize,
+    ) -> Result<Vec<diagraph::vocab::agent::HistoryTurn>, RecordError> {
+        self.seen(self.store.session_history(session_id, limit).await)
+    }
+    async fn record_step(&self, step: &AgentStep) -> Result<i64, RecordError> {
+        self.seen(self.store.record_step(step).await)
+    }
+    async fn record_tool_invocation(
+        &self,
+        invocation: &ToolInvocation,
+    ) -> Result<diagraph::vocab::tool::InvocationId, RecordError> {
+        self.seen(self.store.record_tool_invocation(invocation).await)
+    }
+    async fn record_event(&self, event: &EngineEvent) -> Result<(), RecordError> {
+        self.seen(self.store.record_event(event).await)
+    }
+    async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
+        self.seen(self.store.finish_run(finish).await)
+    }
+    async fn foreign_invocation_id(
+        &self,
+        run_id: i64,
+    ) -> Result<diagraph::vocab::tool::InvocationId, RecordError> {
+        self.seen(self.store.foreign_invocation_id(run_id).await)
+    }
+    fn describe(&self) -> String {
+        self.store.describe()
+    }
+}
+
 /// The whole engine, not just the recorder: the server is killed while the
 /// Executor's first tool runs and comes back a few seconds later. The run
 /// must neither panic nor hang, must end FAILED with its partial trace once
@@ -427,6 +484,7 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
 
     let pack = shop_pack();
     let called = Arc::new(tokio::sync::Notify::new());
+    let write_failed = Arc::new(tokio::sync::Notify::new());
     let mut tools = ToolRegistry::new();
     for tool in pack_tools(pack.clone()) {
         if tool.spec().name == diagraph::vocab::tool::QUERY_METRICS {
@@ -446,7 +504,10 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
             store_recovery_timeout: Duration::from_secs(45),
             ..EngineConfig::default()
         },
-        ..base_engine(store.clone())
+        ..base_engine(Arc::new(OutageReporting {
+            store: store.clone(),
+            failed: write_failed.clone(),
+        }))
     };
 
     let run = tokio::spawn(async move {
@@ -458,9 +519,11 @@ async fn engine_run_ends_failed_with_partial_trace_after_outage() {
         .await
         .expect("the executor never called query_metrics");
     server.kill();
-    // Longer than the store's connection wait, so the Executor's write of
-    // the invocation fails and the engine has to recover.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // The server comes back only once a write has failed, so the engine
+    // has to recover.
+    tokio::time::timeout(Duration::from_secs(60), write_failed.notified())
+        .await
+        .expect("a write failed while the server was down");
     server.launch().await;
 
     let outcome = tokio::time::timeout(Duration::from_secs(90), run)
