@@ -10,6 +10,7 @@
 //! The run's tool invoker (`engine::invoker`) wraps the registry for one
 //! run: permission checks, dedup of repeated queries, timing and recording.
 
+pub mod common;
 pub mod elasticsearch;
 pub mod files;
 pub mod http;

@@ -5,7 +5,8 @@
 //! bad lines are warnings, too many make the file unusable.
 
 use crate::helpers::{copy_dir, shop_pack_dir};
-use diagraph::tools::pack::{Pack, Readable, content_hash, pack_tools};
+use diagraph::tools::common::Readable;
+use diagraph::tools::pack::{Pack, content_hash, pack_tools};
 use diagraph::tools::{ToolError, ToolOutput};
 use diagraph::vocab::run::FailureClass;
 use diagraph::vocab::tool::EvidenceStatus;

@@ -11,7 +11,7 @@
 
 use super::{LogLine, detect_level};
 use crate::text::clean;
-use crate::tools::pack::text::parse_time;
+use crate::tools::common::parse_time;
 use chrono::{DateTime, Datelike, NaiveDateTime, TimeZone, Utc};
 use regex::Regex;
 use serde_json::{Map, Value};

@@ -20,7 +20,7 @@ pub mod table;
 pub use crate::text::pattern::pattern;
 
 use crate::text::clean;
-use crate::tools::pack::text::{Args, fmt_time};
+use crate::tools::common::{Args, Readable, fmt_time, query_summary};
 use crate::tools::{ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_LOGS, ToolSpec};
 use chrono::{DateTime, Duration, Utc};
@@ -28,6 +28,8 @@ use sample::{GroupStat, Sample};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+/// Log lines longer than this are skipped.
+pub const MAX_LOG_LINE_BYTES: usize = 64 * 1024;
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 200;
 /// Message length in refs; bodies carry more, but not without bound.
@@ -284,11 +286,11 @@ pub fn answer(
     } = found;
     if sample.total == 0 || lines.is_empty() {
         if let Some(why) = partial {
-            return Err(crate::tools::pack::Readable::nothing_found_in_part(&why));
+            return Err(Readable::nothing_found_in_part(&why));
         }
         return Ok(ToolOutput::no_evidence(
             QUERY_LOGS,
-            &crate::tools::pack::text::query_summary(args),
+            &query_summary(args),
             nothing,
         ));
     }

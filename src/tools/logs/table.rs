@@ -11,7 +11,7 @@
 //!
 //! Files are user input: a record that does not parse is a warning with
 //! its file and line, and the [`Readable`] verdict says whether the files
-//! as a whole can answer (see `tools::pack::load`). A file that changed
+//! as a whole can answer (see `tools::common::source`). A file that changed
 //! after it was read makes the query fail with that reason.
 
 use super::format::{Defaults, Format};
@@ -19,8 +19,8 @@ use super::sample::Sampler;
 use super::{Found, LogLine, LogQuery, norm_level};
 use crate::text::pattern::{Shape, letter_runs, shape};
 use crate::tools::ToolError;
-use crate::tools::pack::load::{FileWarnings, MAX_LOG_LINE_BYTES, too_many_bad};
-use crate::tools::pack::{PackWarning, Readable};
+use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
+use crate::tools::logs::MAX_LOG_LINE_BYTES;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;

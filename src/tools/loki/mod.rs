@@ -27,7 +27,7 @@ use crate::tools::logs::sample::Sampler;
 use crate::tools::logs::{
     Found, LogLine, LogQuery, answer, detect_level, pattern, query_logs_spec,
 };
-use crate::tools::pack::text::fmt_time;
+use crate::tools::common::fmt_time;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;

@@ -16,71 +16,19 @@ use crate::tools::logs::format::{Defaults, Format};
 use crate::tools::logs::index::{IndexPolicy, IndexUse};
 use crate::tools::logs::table::{LogFile, LogTable};
 use crate::tools::pack::jsonpos::array_item_lines;
-use crate::tools::pack::text::parse_time;
-use crate::tools::pack::{Alert, PackError, PackManifest, PackWarning, Readable};
+use crate::tools::common::parse_time;
+use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
+use crate::tools::pack::{Alert, PackError, PackManifest};
 use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Files read whole (`alerts.json`, documents) larger than this are not
 /// read; log files are streamed, whatever their size.
 pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
-/// Log lines longer than this are skipped.
-pub const MAX_LOG_LINE_BYTES: usize = 64 * 1024;
-/// Per-file cap on itemised warnings; the rest are counted.
-const MAX_WARNINGS_PER_FILE: usize = 20;
-
-/// More than one item in twenty unusable: the file as a whole cannot be
-/// trusted to answer "is there any X", so its tool fails instead of
-/// answering from the rest. Fewer are warnings recorded with the run.
-pub fn too_many_bad(bad: usize, total: usize) -> bool {
-    bad > 0 && bad * 20 > total
-}
-
+// `logs::index` still imports it from here.
+pub(crate) use crate::tools::logs::MAX_LOG_LINE_BYTES;
 fn mib(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
-}
-
-/// Collects warnings for one file, itemising the first few.
-pub struct FileWarnings<'a> {
-    file: String,
-    out: &'a mut Vec<PackWarning>,
-    count: usize,
-}
-
-impl<'a> FileWarnings<'a> {
-    pub fn new(file: &str, out: &'a mut Vec<PackWarning>) -> Self {
-        FileWarnings {
-            file: file.to_string(),
-            out,
-            count: 0,
-        }
-    }
-
-    pub fn warn(&mut self, line: Option<usize>, message: impl Into<String>) {
-        self.count += 1;
-        if self.count <= MAX_WARNINGS_PER_FILE {
-            self.out.push(PackWarning {
-                file: self.file.clone(),
-                line,
-                message: clean(&message.into(), 300),
-            });
-        }
-    }
-}
-
-impl Drop for FileWarnings<'_> {
-    fn drop(&mut self) {
-        if self.count > MAX_WARNINGS_PER_FILE {
-            self.out.push(PackWarning {
-                file: self.file.clone(),
-                line: None,
-                message: format!(
-                    "{} more problems in this file not listed",
-                    self.count - MAX_WARNINGS_PER_FILE
-                ),
-            });
-        }
-    }
 }
 
 pub fn load_manifest(

@@ -9,8 +9,8 @@
 use crate::knowledge::domains::DomainMeta;
 use crate::knowledge::frontmatter::{self, Parsed};
 use crate::knowledge::{KnowledgeDoc, Skill};
-use crate::tools::pack::load::{FileWarnings, Unread, read_whole, too_many_bad};
-use crate::tools::pack::{PackWarning, Readable};
+use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
+use crate::tools::pack::load::{Unread, read_whole};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

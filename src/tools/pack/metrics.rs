@@ -4,8 +4,8 @@
 //! which label names the service.
 
 use crate::text::clean;
-use crate::tools::pack::text::{Args, fmt_time, query_summary};
-use crate::tools::pack::{Alert, Pack, Readable};
+use crate::tools::common::{Args, Readable, fmt_time, human_duration, query_summary};
+use crate::tools::pack::{Alert, Pack};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{
     EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec, UNKNOWN_SERVICE_NOTE,
@@ -64,16 +64,6 @@ pub fn alert_service(a: &Alert) -> Option<String> {
 
 fn label<'a>(a: &'a Alert, k: &str) -> Option<&'a str> {
     a.labels.get(k).and_then(Value::as_str)
-}
-
-/// "25m", "2h5m", "3d4h": coarse on purpose, it is read by people.
-pub fn human_duration(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
-    let mins = (to - from).num_minutes().max(0);
-    match mins {
-        m if m < 60 => format!("{m}m"),
-        m if m < 24 * 60 => format!("{}h{}m", m / 60, m % 60),
-        m => format!("{}d{}h", m / (24 * 60), (m / 60) % 24),
-    }
 }
 
 /// The ref text for one alert, made from its fields.

@@ -7,6 +7,11 @@
 //! missing or unreadable directory or `pack.toml` is an error. Whether
 //! each data file can answer at all is its [`Readable`] verdict: the tools
 //! fail with it, or say what part they could not read.
+//!
+//! Evidence ref texts are shown in the TUI, stored, and matched by the
+//! Gatekeeper, so the pack tools make them plain with
+//! [`crate::text::clean`]: terminal escape sequences, control, bidi and
+//! invisible characters are removed and whitespace is collapsed.
 
 mod jsonpos;
 pub mod knowledge_tool;
@@ -15,11 +20,12 @@ pub mod load_knowledge;
 pub mod logs;
 pub mod metrics;
 pub mod skill_tool;
-pub mod text;
 
 use crate::knowledge::chunk::chunk_markdown;
 use crate::knowledge::{KnowledgeDoc, KnowledgeIndex, Skill, summarize_domains};
 use crate::tools::Tool;
+// `logs::index` still imports these two from here.
+pub(crate) use crate::tools::common::{PackWarning, Readable};
 use crate::tools::logs::index::{IndexPolicy, IndexUse, Stamp};
 use crate::tools::logs::table::LogTable;
 use crate::vocab::catalog::Catalog;
@@ -59,62 +65,6 @@ pub struct Alert {
 }
 
 pub use crate::tools::logs::LogLine;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackWarning {
-    /// File relative to the pack directory.
-    pub file: String,
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl std::fmt::Display for PackWarning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
-
-impl Readable {
-    /// Whether a tool over this source may answer: `Err` with the reason
-    /// when it cannot, else what part was left out (if any).
-    pub fn check(&self) -> Result<Option<&str>, crate::tools::ToolError> {
-        match self {
-            Readable::Whole => Ok(None),
-            Readable::Partial(why) => Ok(Some(why)),
-            Readable::Unreadable(why) => Err(crate::tools::ToolError::Unreadable(why.clone())),
-            Readable::Absent => Err(crate::tools::ToolError::Unreadable(
-                "the pack has none of this data".into(),
-            )),
-        }
-    }
-
-    /// A query that found nothing in a source read in part did not check
-    /// the rest: a failure that says so, never "no evidence".
-    pub fn nothing_found_in_part(partial: &str) -> crate::tools::ToolError {
-        crate::tools::ToolError::Unreadable(format!(
-            "{partial}; nothing matched in the part that was read, and the rest was not checked"
-        ))
-    }
-}
-
-/// How completely one data source of the pack was read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Readable {
-    #[default]
-    Whole,
-    /// Read in part; says what was left out. Tools answer from the rest
-    /// and say so, and a query that finds nothing there fails, since the
-    /// unread part was not checked.
-    Partial(String),
-    /// Missing, unreadable or corrupt; says why. Its tool fails with it.
-    Unreadable(String),
-    /// The pack has none of this data by design (no `knowledge/`): its
-    /// tool is not offered at all, so nothing is planned against it.
-    Absent,
-}
 
 /// The [`Readable`] verdict of each of the pack's sources.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use crate::text::clean;
 use crate::tools::pack::Pack;
-use crate::tools::pack::text::Args;
+use crate::tools::common::Args;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceStatus, READ_SKILL, ToolSpec};
 use async_trait::async_trait;

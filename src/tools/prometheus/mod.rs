@@ -160,7 +160,7 @@ fn parse_args(args: &Map<String, Value>) -> Result<Query, ToolError> {
         }
         let time = |t: Option<String>| {
             t.map(|t| {
-                crate::tools::pack::text::parse_time(&t).ok_or_else(|| {
+                crate::tools::common::parse_time(&t).ok_or_else(|| {
                     ToolError::InvalidArguments(format!(
                         "`{k}` is not an RFC 3339 time: {}",
                         crate::text::clean(&t, 60)

@@ -20,7 +20,7 @@
 use super::refs::format_value;
 use crate::text::clean;
 use crate::tools::ToolError;
-use crate::tools::pack::text::fmt_time;
+use crate::tools::common::fmt_time;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 

@@ -1,11 +1,11 @@
-//! Plain text from untrusted pack content, and argument reading.
+//! Reading a tool call's arguments.
 //!
-//! Evidence ref texts are shown in the TUI, stored, and matched by the
-//! Gatekeeper, so the pack tools make them plain with
-//! [`crate::text::clean`]: terminal escape sequences, control, bidi and
-//! invisible characters are removed and whitespace is collapsed. Tool arguments come from a model; anything unexpected is an
-//! `InvalidArguments` that tells the model what is allowed.
+//! Tool arguments come from a model; anything unexpected is an
+//! `InvalidArguments` that tells the model what is allowed. Texts made
+//! from them (a query summary, an error) are made plain and bounded with
+//! [`crate::text::clean`] like any other untrusted text.
 
+use super::time::parse_time;
 use crate::text::clean;
 use crate::tools::ToolError;
 use chrono::{DateTime, Utc};
@@ -80,25 +80,6 @@ impl<'a> Args<'a> {
             }),
         }
     }
-}
-
-/// RFC 3339, or `YYYY-MM-DD HH:MM:SS[.fff]` read as UTC.
-pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    let s = s.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Some(t.with_timezone(&Utc));
-    }
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
-            return Some(t.and_utc());
-        }
-    }
-    None
-}
-
-/// `2026-07-08T22:40:00Z`: second precision, the form refs use.
-pub fn fmt_time(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 #[cfg(test)]
