@@ -1,6 +1,9 @@
-//! An HTTP JSON API as a log backend uses it (Loki, Elasticsearch /
-//! OpenSearch): GET or POST, credentials from config, a bounded body, and
-//! every failure a [`ToolError`] that says plainly what went wrong.
+//! The one HTTP client of the tools: an HTTP JSON API as a backend uses
+//! it (Loki, Elasticsearch / OpenSearch, Prometheus): GET or POST,
+//! credentials from config, a bounded body, and every failure a
+//! [`ToolError`] that says plainly what went wrong. A backend whose API
+//! wraps its answers in an envelope (Prometheus) reads the [`RawAnswer`]
+//! and words its own errors with the same [`status_hint`]s.
 //!
 //! Credentials (a bearer token, basic user and password) live in
 //! [`Auth`] and go only into request headers: never into a message, the
@@ -9,6 +12,7 @@
 
 use crate::text::{clean, mask_url, root_cause};
 use crate::tools::ToolError;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -36,6 +40,24 @@ impl std::fmt::Debug for Auth {
             Auth::Basic { .. } => "basic ***",
             Auth::ApiKey(_) => "api key ***",
         })
+    }
+}
+
+/// An answer as it came: its status, the server's clock (the `Date`
+/// header), and its body, read whole up to the cap.
+pub struct RawAnswer {
+    pub status: u16,
+    pub server_time: Option<DateTime<Utc>>,
+    pub body: Vec<u8>,
+}
+
+/// What a failing status most likely means, as a suffix to "HTTP {status}".
+pub fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 => ": check the credentials",
+        403 => ": the credentials may not read this",
+        429 => ": rate limited",
+        _ => "",
     }
 }
 
@@ -98,6 +120,17 @@ impl HttpSource {
 
     /// GET `{base}{path}?query`, the answer as JSON.
     pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ToolError> {
+        let answer = self.get_raw(path, query).await?;
+        self.json(path, answer)
+    }
+
+    /// GET `{base}{path}?query`, the answer as it came, whatever its
+    /// status: for an API whose error bodies need its own reading.
+    pub async fn get_raw(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<RawAnswer, ToolError> {
         let mut url = self.url(path)?;
         for (k, v) in query {
             url.query_pairs_mut().append_pair(k, v);
@@ -108,7 +141,8 @@ impl HttpSource {
     /// POST `{base}{path}` with a JSON body, the answer as JSON.
     pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ToolError> {
         let url = self.url(path)?;
-        self.send(path, self.http.post(url).json(body)).await
+        let answer = self.send(path, self.http.post(url).json(body)).await?;
+        self.json(path, answer)
     }
 
     fn url(&self, path: &str) -> Result<reqwest::Url, ToolError> {
@@ -116,7 +150,11 @@ impl HttpSource {
             .map_err(|e| ToolError::Unavailable(format!("bad {} URL: {e}", self.name)))
     }
 
-    async fn send(&self, path: &str, req: reqwest::RequestBuilder) -> Result<Value, ToolError> {
+    async fn send(
+        &self,
+        path: &str,
+        req: reqwest::RequestBuilder,
+    ) -> Result<RawAnswer, ToolError> {
         let mut req = req.header(reqwest::header::ACCEPT, "application/json");
         req = match &self.auth {
             Auth::None => req,
@@ -131,6 +169,12 @@ impl HttpSource {
             |e: reqwest::Error| transport_error(self.name, &self.shown, self.timeout, &e);
         let mut resp = req.send().await.map_err(transport)?;
         let status = resp.status().as_u16();
+        let server_time = resp
+            .headers()
+            .get(reqwest::header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| DateTime::parse_from_rfc2822(v).ok())
+            .map(|t| t.with_timezone(&Utc));
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(transport)? {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
@@ -142,14 +186,20 @@ impl HttpSource {
             }
             body.extend_from_slice(&chunk);
         }
+        Ok(RawAnswer {
+            status,
+            server_time,
+            body,
+        })
+    }
+
+    /// The answer's JSON, or the error a failing status or a body that is
+    /// not JSON means.
+    fn json(&self, path: &str, answer: RawAnswer) -> Result<Value, ToolError> {
+        let RawAnswer { status, body, .. } = answer;
         let json: Option<Value> = serde_json::from_slice(&body).ok();
         if !(200..300).contains(&status) {
-            let hint = match status {
-                401 => ": check the credentials",
-                403 => ": the credentials may not read this",
-                429 => ": rate limited",
-                _ => "",
-            };
+            let hint = status_hint(status);
             let detail = json
                 .as_ref()
                 .and_then(error_text)

@@ -18,13 +18,14 @@
 //! fails (with the reason the Executor sees) only when nothing could be
 //! read, or nothing was found and a part could not be read.
 
-mod client;
+mod envelope;
 mod refs;
 pub mod series;
 
 pub use refs::{alert_service, alert_text, escape_label_value, render_promql};
 
 use crate::config::{Config, DEFAULT_PROMQL_TEMPLATE, MetricsBackend, MetricsConfig};
+use crate::tools::http::{Auth, HttpSource};
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, QUERY_METRICS, ToolSpec, summarize_args};
 use async_trait::async_trait;
@@ -84,13 +85,13 @@ impl From<&MetricsConfig> for PrometheusConfig {
 
 pub struct PrometheusMetrics {
     cfg: PrometheusConfig,
-    client: client::Client,
+    http: HttpSource,
 }
 
 impl std::fmt::Debug for PrometheusMetrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PrometheusMetrics")
-            .field("url", &self.client.shown_url())
+            .field("url", &self.http.shown_url())
             .finish()
     }
 }
@@ -229,8 +230,26 @@ impl PrometheusMetrics {
     /// From a [`PrometheusConfig`] or the `[metrics]` configuration.
     pub fn new(cfg: impl Into<PrometheusConfig>) -> Result<PrometheusMetrics, ToolError> {
         let cfg = cfg.into();
-        let client = client::Client::new(&cfg.base_url, cfg.timeout)?;
-        Ok(PrometheusMetrics { cfg, client })
+        let http = HttpSource::new("Prometheus", &cfg.base_url, cfg.timeout, Auth::None, vec![])
+            .map_err(ToolError::Unavailable)?;
+        Ok(PrometheusMetrics { cfg, http })
+    }
+
+    /// GET `path` with optional `query=` (PromQL) and further parameters,
+    /// read as a Prometheus envelope.
+    async fn get(
+        &self,
+        path: &str,
+        promql: Option<&str>,
+        params: &[(&str, String)],
+    ) -> Result<envelope::Answer, ToolError> {
+        let mut query = Vec::with_capacity(params.len() + 1);
+        if let Some(q) = promql {
+            query.push(("query", q.to_string()));
+        }
+        query.extend(params.iter().cloned());
+        let raw = self.http.get_raw(path, &query).await?;
+        envelope::read(path, promql, raw)
     }
 
     fn matches(&self, alert: &Map<String, Value>, q: &Query) -> bool {
@@ -267,7 +286,7 @@ impl PrometheusMetrics {
         window: &Window,
     ) -> Result<(Vec<(String, Value)>, usize, Vec<String>), ToolError> {
         let (path, params) = window.request();
-        let answer = self.client.get(path, Some(promql), &params).await?;
+        let answer = self.get(path, Some(promql), &params).await?;
         let all = series::parse(&answer.data)?;
         let matched = all.len();
         let items = all
@@ -315,7 +334,7 @@ impl Tool for PrometheusMetrics {
     }
 
     fn backend(&self) -> String {
-        format!("prometheus:{}", self.client.shown_url())
+        format!("prometheus:{}", self.http.shown_url())
     }
 
     /// Two requests (alerts and values, at the same time) each bounded by
@@ -335,7 +354,7 @@ impl Tool for PrometheusMetrics {
             }
         };
         let (alerts_answer, values) =
-            tokio::join!(self.client.get("/api/v1/alerts", None, &[]), values);
+            tokio::join!(self.get("/api/v1/alerts", None, &[]), values);
         // Alerts and values stand on their own: one failing keeps the
         // other, and the invocation says what is missing. Only when
         // nothing could be read (or nothing was found and something could
@@ -432,7 +451,7 @@ impl Tool for PrometheusMetrics {
             ToolOutput::no_evidence(
                 QUERY_METRICS,
                 &summarize_args(&Value::Object(args.clone())),
-                &format!("Prometheus at {} reports {what}", self.client.shown_url()),
+                &format!("Prometheus at {} reports {what}", self.http.shown_url()),
             )
         } else {
             let refs = alerts
