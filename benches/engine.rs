@@ -19,13 +19,12 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, NullRecorder};
+use diagraph::engine::{Engine, MemoryRecorder, NullRecorder};
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::Pack;
-use diagraph::vocab::catalog::Catalog;
+use diagraph::vocab::record::Recorder;
 use diagraph::vocab::contracts::{Claim, EvidenceBinding, ExecutorEvidence};
 use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use std::path::Path;
@@ -36,19 +35,13 @@ use std::time::{Duration, Instant};
 const BATCH: usize = 500;
 
 fn base() -> Engine {
-    Engine {
-        model: Arc::new(UncoveredModel),
-        tools: Arc::new(ToolRegistry::new()),
-        recorder: if std::env::var("DIAGRAPH_BENCH_RECORDER").as_deref() == Ok("memory") {
+    let recorder: Arc<dyn Recorder> =
+        if std::env::var("DIAGRAPH_BENCH_RECORDER").as_deref() == Ok("memory") {
             Arc::new(MemoryRecorder::new())
         } else {
             Arc::new(NullRecorder::new())
-        },
-        catalog: Arc::new(Catalog::default()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
+        };
+    Engine::new(Arc::new(UncoveredModel), ToolRegistry::new(), recorder)
 }
 
 async fn runs_per_s(scenario: &Scenario, pack: &Arc<Pack>, budget: Duration) -> f64 {

@@ -11,9 +11,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunRequest};
+use diagraph::engine::{Engine, MemoryRecorder, RunRequest};
 use diagraph::model::offline::OfflineModel;
 use diagraph::tools::ToolRegistry;
 use diagraph::tools::pack::{Pack, pack_tools};
@@ -36,15 +34,12 @@ fn main() {
     for t in pack_tools(pack.clone()) {
         registry.register(t);
     }
-    let engine = Engine {
-        model: Arc::new(OfflineModel::new()),
-        tools: Arc::new(registry),
-        recorder: Arc::new(MemoryRecorder::new()),
-        catalog: Arc::new(pack.catalog()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    };
+    let engine = Engine::new(
+        Arc::new(OfflineModel::new()),
+        registry,
+        Arc::new(MemoryRecorder::new()),
+    )
+    .with_catalog(pack.catalog());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

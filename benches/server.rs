@@ -28,9 +28,7 @@ mod helpers;
 #[path = "../tests/store/mysql_db.rs"]
 mod mysql_support;
 
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, RunRequest};
+use diagraph::engine::{Engine, RunRequest};
 use diagraph::model::offline::OfflineModel;
 use diagraph::server::{ServeOptions, bind, serve};
 use diagraph::store::Store;
@@ -48,19 +46,16 @@ async fn engine(store: Arc<Store>) -> Engine {
     let pack = helpers::shop_pack();
     store.sync_knowledge(&pack).await.unwrap();
     let domains = store.knowledge_domains().await.unwrap();
-    Engine {
-        model: Arc::new(OfflineModel::new()),
-        tools: Arc::new(helpers::pack_registry(&pack)),
-        recorder: store,
-        catalog: Arc::new(Catalog::new(
-            domains,
-            pack.skill_catalog(),
-            pack.manifest.services.clone(),
-        )),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
+    Engine::new(
+        Arc::new(OfflineModel::new()),
+        helpers::pack_registry(&pack),
+        store,
+    )
+    .with_catalog(Catalog::new(
+        domains,
+        pack.skill_catalog(),
+        pack.manifest.services.clone(),
+    ))
 }
 
 struct Running {

@@ -5,7 +5,6 @@
 use super::shipped::{shipped_pack_dir, shipped_scenarios_dir};
 use super::{Cli, CliError, ModelChoice};
 use crate::config::{Config, ConfigFlags, LogsBackend, MetricsBackend};
-use crate::engine::nodes::gatekeeper::GatekeeperRules;
 use crate::engine::prompts::Prompts;
 use crate::engine::{Engine, EngineConfig};
 use crate::model::ChatModel;
@@ -165,15 +164,10 @@ impl Setup {
             None => store.clone(),
         };
         let catalog = catalog(domains, pack.as_ref(), &tools);
-        let engine = Engine {
-            model,
-            tools: Arc::new(tools),
-            recorder,
-            catalog: Arc::new(catalog),
-            prompts: Arc::new(prompts),
-            rules: Arc::new(GatekeeperRules::shipped()),
-            config: run_config,
-        };
+        let engine = Engine::new(model, tools, recorder)
+            .with_catalog(catalog)
+            .with_prompts(prompts)
+            .with_config(run_config);
         Ok(Setup {
             store,
             pack,
@@ -365,15 +359,12 @@ pub fn remote_tui_context(
         Some(dir) => Prompts::from_dir(dir)?,
         None => Prompts::shipped(),
     };
-    let engine = Engine {
-        model: fallthrough.clone(),
-        tools: Arc::new(ToolRegistry::new()),
-        recorder: Arc::new(crate::engine::MemoryRecorder::default()),
-        catalog: Arc::new(Catalog::default()),
-        prompts: Arc::new(prompts),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    };
+    let engine = Engine::new(
+        fallthrough.clone(),
+        ToolRegistry::new(),
+        Arc::new(crate::engine::MemoryRecorder::default()),
+    )
+    .with_prompts(prompts);
     let label = server.describe();
     Ok(crate::tui::TuiContext {
         engine,

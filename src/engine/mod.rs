@@ -95,6 +95,51 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// An engine on `model`, `tools` and `recorder`, with an empty catalog,
+    /// the shipped prompts and Gatekeeper rules and the default
+    /// configuration; the `with_` methods replace one of them.
+    pub fn new(
+        model: Arc<dyn ChatModel>,
+        tools: impl Into<Arc<ToolRegistry>>,
+        recorder: Arc<dyn Recorder>,
+    ) -> Engine {
+        Engine {
+            model,
+            tools: tools.into(),
+            recorder,
+            catalog: Arc::new(Catalog::default()),
+            prompts: Arc::new(Prompts::shipped()),
+            rules: Arc::new(GatekeeperRules::shipped()),
+            config: EngineConfig::default(),
+        }
+    }
+
+    /// What the Planner may know: domains, skills, services, the time.
+    pub fn with_catalog(self, catalog: impl Into<Arc<Catalog>>) -> Engine {
+        Engine {
+            catalog: catalog.into(),
+            ..self
+        }
+    }
+
+    pub fn with_prompts(self, prompts: impl Into<Arc<Prompts>>) -> Engine {
+        Engine {
+            prompts: prompts.into(),
+            ..self
+        }
+    }
+
+    pub fn with_rules(self, rules: impl Into<Arc<GatekeeperRules>>) -> Engine {
+        Engine {
+            rules: rules.into(),
+            ..self
+        }
+    }
+
+    pub fn with_config(self, config: EngineConfig) -> Engine {
+        Engine { config, ..self }
+    }
+
     /// This engine with `pack` serving the tools a pack serves: its tools
     /// replace this engine's pack tools, a live backend (a tool without a
     /// pack) keeps serving its tool, a source that could not be set up

@@ -10,15 +10,12 @@
 
 #![allow(dead_code)]
 
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig, MemoryRecorder, RunOutcome, RunRequest};
+use diagraph::engine::{Engine, MemoryRecorder, RunOutcome, RunRequest};
 use diagraph::model::offline::OfflineModel;
 use diagraph::model::scripted::UncoveredModel;
 use diagraph::scenario::Scenario;
 use diagraph::tools::pack::{Pack, pack_tools};
 use diagraph::tools::{Tool, ToolRegistry};
-use diagraph::vocab::catalog::Catalog;
 use diagraph::vocab::record::Recorder;
 use diagraph::vocab::tool::{EvidenceRef, EvidenceStatus, RetrievalDetails, ToolInvocation};
 use serde_json::json;
@@ -66,15 +63,7 @@ pub fn pack_registry(pack: &Arc<Pack>) -> ToolRegistry {
 /// Tests replace what they exercise, e.g.
 /// `Engine { model, tools, ..base_engine(recorder) }`.
 pub fn base_engine(recorder: Arc<dyn Recorder>) -> Engine {
-    Engine {
-        model: Arc::new(UncoveredModel),
-        tools: Arc::new(ToolRegistry::new()),
-        recorder,
-        catalog: Arc::new(Catalog::default()),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
+    Engine::new(Arc::new(UncoveredModel), ToolRegistry::new(), recorder)
 }
 
 /// A copy of the directory tree `src` at `dst`.

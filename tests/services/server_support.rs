@@ -12,9 +12,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
-use diagraph::engine::prompts::Prompts;
-use diagraph::engine::{Engine, EngineConfig};
+use diagraph::engine::Engine;
 use diagraph::model::offline::OfflineModel;
 use diagraph::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 use diagraph::server::client::{SseFrame, SseParser};
@@ -135,19 +133,11 @@ pub async fn shop_engine_with(
     let pack = shop_pack();
     store.sync_knowledge(&pack).await.unwrap();
     let domains = store.knowledge_domains().await.unwrap();
-    Engine {
-        model,
-        tools: Arc::new(pack_registry(&pack)),
-        recorder,
-        catalog: Arc::new(Catalog::new(
-            domains,
-            pack.skill_catalog(),
-            pack.manifest.services.clone(),
-        )),
-        prompts: Arc::new(Prompts::shipped()),
-        rules: Arc::new(GatekeeperRules::shipped()),
-        config: EngineConfig::default(),
-    }
+    Engine::new(model, pack_registry(&pack), recorder).with_catalog(Catalog::new(
+        domains,
+        pack.skill_catalog(),
+        pack.manifest.services.clone(),
+    ))
 }
 
 pub struct TestServer {
