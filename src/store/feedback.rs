@@ -39,6 +39,7 @@ impl Store {
     /// Records `useful` / `not_useful` on the run. Useful returns the case
     /// id (new or existing), or None when the run verified nothing a case
     /// could be made of.
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     pub async fn record_feedback(
         &self,
         run_id: i64,
@@ -100,6 +101,7 @@ impl Store {
     }
 
     /// One case_library row by its case id.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn case(&self, case_id: &str) -> Result<Option<CaseRecord>, StoreError> {
         with_pool!(&self.db, p => {
             let row = sqlx::query(CASE).bind(case_id).fetch_optional(p).await.map_err(query_error)?;

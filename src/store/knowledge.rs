@@ -70,6 +70,7 @@ fn doc_metadata(doc: &KnowledgeDoc) -> String {
 impl Store {
     /// Records the pack's documents and domains; documents of this pack
     /// that are gone from it are removed.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn sync_knowledge(&self, pack: &Pack) -> Result<(), StoreError> {
         let pack_name = pack.manifest.name.as_str();
         let now = now_ms();
@@ -128,6 +129,7 @@ impl Store {
     }
 
     /// Every recorded knowledge domain, by name.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn knowledge_domains(&self) -> Result<Vec<DomainInfo>, StoreError> {
         with_pool!(&self.db, p => {
             let rows = sqlx::query(DOMAINS).fetch_all(p).await.map_err(query_error)?;
@@ -141,6 +143,7 @@ impl Store {
     }
 
     /// The api_document rows of one pack, by file name.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn knowledge_documents(
         &self,
         pack_name: &str,

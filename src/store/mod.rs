@@ -81,6 +81,7 @@ pub struct Store {
 impl Store {
     /// Connects (`sqlite:PATH`, `sqlite::memory:` or `mysql://...`),
     /// migrates, and marks RUNNING runs of dead processes FAILED.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         Store::connect_as(url, ProcessOwner::current()).await
     }
@@ -88,6 +89,7 @@ impl Store {
     /// [`Store::connect`] with an explicit owner identity for the runs this
     /// store starts. Tests use it to stand in for another (dead) process.
     #[doc(hidden)]
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn connect_as(url: &str, owner: ProcessOwner) -> Result<Store, StoreError> {
         let connected = connect::open(url).await?;
         let store = Store {
@@ -120,6 +122,7 @@ impl Store {
 
     /// The SQLite file in the user's data directory
     /// (`$XDG_DATA_HOME/diagraph/diagraph.db`), created when missing.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn open_default() -> Result<Store, StoreError> {
         let path = connect::default_sqlite_path()?;
         Store::connect(&connect::sqlite_url(&path)).await
@@ -147,12 +150,14 @@ impl Store {
     }
 
     /// Writes every buffered journal event now.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn flush_all(&self) -> Result<(), StoreError> {
         journal::flush_all(self).await
     }
 
     /// Writes the run's buffered journal events now, so that other
     /// processes reading the database see the whole run.
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     pub async fn flush_run(&self, run_id: i64) -> Result<(), StoreError> {
         journal::flush_run(self, run_id)
             .await

@@ -129,12 +129,14 @@ impl Store {
 
 #[async_trait]
 impl Recorder for Store {
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     async fn start_run(&self, start: &RunStart) -> Result<RunHandle, RecordError> {
         let handle = self.insert_run(start, "CHAT").await?;
         self.journal.open(handle.run_id, &handle.session_id);
         Ok(handle)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     async fn session_history(
         &self,
         session_id: &str,
@@ -153,6 +155,7 @@ impl Recorder for Store {
         Ok(turns)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = step.run_id), err(level = "warn"))]
     async fn record_step(&self, step: &AgentStep) -> Result<i64, RecordError> {
         let session_id = self.run_session(step.run_id).await?;
         let events = self.journal.take(step.run_id);
@@ -204,6 +207,7 @@ impl Recorder for Store {
         finish_write(self, step.run_id, events, result)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = invocation.run_id), err(level = "warn"))]
     async fn record_tool_invocation(
         &self,
         invocation: &ToolInvocation,
@@ -265,6 +269,7 @@ impl Recorder for Store {
         finish_write(self, inv.run_id, events, result)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = event.run_id), err(level = "warn"))]
     async fn record_event(&self, event: &EngineEvent) -> Result<(), RecordError> {
         if self.journal.push(event) {
             return Ok(());
@@ -274,6 +279,7 @@ impl Recorder for Store {
         journal::write_rows(&self.db, &journal::rows(std::slice::from_ref(event))?).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = finish.run_id), err(level = "warn"))]
     async fn finish_run(&self, finish: &RunFinish) -> Result<(), RecordError> {
         if finish.end.status == RunStatus::Running {
             return Err(RecordError::Rejected(format!(
@@ -319,6 +325,7 @@ impl Recorder for Store {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     async fn foreign_invocation_id(&self, run_id: i64) -> Result<InvocationId, RecordError> {
         let existing = with_pool!(&self.db, p => sqlx::query(FOREIGN_INVOCATION).bind(run_id)
             .fetch_optional(p).await

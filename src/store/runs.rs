@@ -57,6 +57,7 @@ pub struct RunQuery {
 
 impl Store {
     /// The most recent runs, newest first.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
         self.query_runs(&RunQuery {
             limit,
@@ -66,6 +67,7 @@ impl Store {
     }
 
     /// A page of runs matching `q`, newest first.
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let status = q.status.map(RunStatus::as_str);
         with_pool!(&self.db, p => {
@@ -80,6 +82,7 @@ impl Store {
     }
 
     /// One run's list row: how it stands now.
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     pub async fn run_summary(&self, run_id: i64) -> Result<RunSummary, StoreError> {
         with_pool!(&self.db, p => {
             let row = sqlx::query(ONE).bind(run_id).fetch_optional(p).await.map_err(query_error)?;
@@ -91,12 +94,14 @@ impl Store {
     }
 
     /// How many runs are RUNNING right now (all owners).
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn running_count(&self) -> Result<u64, StoreError> {
         with_pool!(&self.db, p => sqlx::query(COUNT_RUNNING).fetch_one(p).await
             .and_then(|r| r.uint("n")).map_err(query_error))
     }
 
     /// Marks RUNNING runs of dead processes FAILED (also done at connect).
+    #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn sweep_interrupted(&self) -> Result<u64, StoreError> {
         super::owner::sweep_interrupted(&self.db, &self.owner).await
     }

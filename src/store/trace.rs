@@ -166,6 +166,7 @@ impl Store {
     /// this run. `run` also carries `route` (node path), `verdicts` (the
     /// last verdict update) and `gatekeeperResult` (the last check), taken
     /// from what the engine recorded.
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     pub async fn run_trace(&self, run_id: i64) -> Result<RunTrace, StoreError> {
         let (mut run, steps, tool_invocations) = with_pool!(&self.db, p => {
             let run = sqlx::query(RUN).bind(run_id).fetch_optional(p).await.map_err(query_error)?;
@@ -204,6 +205,7 @@ impl Store {
     }
 
     /// The run's journal in sequence order, as the live run emitted it.
+    #[tracing::instrument(level = "debug", skip_all, fields(run_id = run_id), err(level = "warn"))]
     pub async fn load_events(&self, run_id: i64) -> Result<Vec<EngineEvent>, StoreError> {
         // Events of a live run of this store may still sit in the buffer.
         if let Err(e) = journal::flush_run(self, run_id).await {
