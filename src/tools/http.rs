@@ -150,11 +150,7 @@ impl HttpSource {
             .map_err(|e| ToolError::Unavailable(format!("bad {} URL: {e}", self.name)))
     }
 
-    async fn send(
-        &self,
-        path: &str,
-        req: reqwest::RequestBuilder,
-    ) -> Result<RawAnswer, ToolError> {
+    async fn send(&self, path: &str, req: reqwest::RequestBuilder) -> Result<RawAnswer, ToolError> {
         let mut req = req.header(reqwest::header::ACCEPT, "application/json");
         req = match &self.auth {
             Auth::None => req,

@@ -24,13 +24,13 @@ pub mod query;
 
 use crate::config::ElasticsearchConfig;
 use crate::text::clean;
+use crate::tools::common::fmt_time;
 use crate::tools::http::{Auth, HttpSource};
 use crate::tools::logs::format::parse_ts;
 use crate::tools::logs::sample::Sampler;
 use crate::tools::logs::{
     Found, LogLine, LogQuery, answer, detect_level, pattern, query_logs_spec,
 };
-use crate::tools::common::fmt_time;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;

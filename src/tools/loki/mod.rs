@@ -22,12 +22,12 @@
 pub mod logql;
 
 use crate::config::LokiConfig;
+use crate::tools::common::fmt_time;
 use crate::tools::http::{Auth, HttpSource};
 use crate::tools::logs::sample::Sampler;
 use crate::tools::logs::{
     Found, LogLine, LogQuery, answer, detect_level, pattern, query_logs_spec,
 };
-use crate::tools::common::fmt_time;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;

@@ -3,8 +3,8 @@
 
 use crate::knowledge::KnowledgeHit;
 use crate::text::clean;
-use crate::tools::pack::Pack;
 use crate::tools::common::{Args, query_summary};
+use crate::tools::pack::Pack;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, LOOKUP_KNOWLEDGE, ToolSpec};
 use async_trait::async_trait;

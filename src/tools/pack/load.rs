@@ -11,13 +11,13 @@
 //! out. "Could not check" must never read as "found nothing".
 
 use crate::text::clean;
+use crate::tools::common::parse_time;
+use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
 use crate::tools::logs::LogLine;
 use crate::tools::logs::format::{Defaults, Format};
 use crate::tools::logs::index::{IndexPolicy, IndexUse};
 use crate::tools::logs::table::{LogFile, LogTable};
 use crate::tools::pack::jsonpos::array_item_lines;
-use crate::tools::common::parse_time;
-use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
 use crate::tools::pack::{Alert, PackError, PackManifest};
 use serde_json::{Map, Value};
 use std::path::Path;

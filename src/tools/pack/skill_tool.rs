@@ -2,8 +2,8 @@
 //! A skill is guidance, not evidence, so it returns no evidence refs.
 
 use crate::text::clean;
-use crate::tools::pack::Pack;
 use crate::tools::common::Args;
+use crate::tools::pack::Pack;
 use crate::tools::{Tool, ToolError, ToolOutput};
 use crate::vocab::tool::{EvidenceStatus, READ_SKILL, ToolSpec};
 use async_trait::async_trait;

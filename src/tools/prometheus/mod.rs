@@ -353,8 +353,7 @@ impl Tool for PrometheusMetrics {
                 None => None,
             }
         };
-        let (alerts_answer, values) =
-            tokio::join!(self.get("/api/v1/alerts", None, &[]), values);
+        let (alerts_answer, values) = tokio::join!(self.get("/api/v1/alerts", None, &[]), values);
         // Alerts and values stand on their own: one failing keeps the
         // other, and the invocation says what is missing. Only when
         // nothing could be read (or nothing was found and something could

@@ -7,8 +7,8 @@
 //! text: they are cleaned to one printable line, never interpreted.
 
 use crate::text::clean;
-use crate::tools::common::human_duration;
 use crate::tools::common::fmt_time;
+use crate::tools::common::human_duration;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
