@@ -1,8 +1,8 @@
 //! diagraph: a terminal workbench for evidence-gated incident diagnosis.
 //!
-//! Module direction: `cli -> tui -> server -> engine, store`; `engine ->
-//! model, tools, knowledge` (ARCHITECTURE.md, "Layering"). Nothing outside
-//! `tui` (and the binary) knows it has a terminal.
+//! ARCHITECTURE.md's code map lists the modules from the ground floor up
+//! and what each owns. Nothing outside `tui` (and the binary) knows it has
+//! a terminal.
 
 pub mod cli;
 pub mod config;

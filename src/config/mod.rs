@@ -8,8 +8,8 @@
 //! The model's API key is never part of [`Config`]: the file names the
 //! environment variable that holds it (`api_key_env`) and the key is read
 //! at the moment it is used ([`Config::api_key`]). Log backends'
-//! credentials (bearer token, password) live in the file only, as the
-//! design asks; their `Debug` hides them, `Serialize` skips them and
+//! credentials (bearer token, password) live in the file only; their
+//! `Debug` hides them, `Serialize` skips them and
 //! [`Config::render_masked`] shows `***`.
 
 mod mcp;

@@ -1,4 +1,4 @@
-//! `diagraph eval`: run an evaluation set (DESIGN section 6) as ordinary
+//! `diagraph eval`: run an evaluation set as ordinary
 //! runs and score them: recall of the expected evidence, traceability of
 //! every claim in the answer, over-claims on questions whose honest answer
 //! is "nothing found", route, verdict, latency and usage.

@@ -1,4 +1,4 @@
-//! The evaluation set file (a public format, DESIGN section 6): an
+//! The evaluation set file (a public format): an
 //! optional top-level `pack`, then `[[case]]` entries with `id`,
 //! `question`, `kind` (open | narrow | negative), `expect_any` (phrases;
 //! empty for negatives), optional `pack`, `lang` and `forbid` (phrases no

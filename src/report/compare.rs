@@ -1,6 +1,6 @@
 //! `diagraph compare RUN_A RUN_B`: two runs side by side: route, claims,
 //! bindings, verdicts and usage. Useful after a `rerun`, or for the same
-//! question on two models. The JSON shape is fixed by DESIGN.md §8:
+//! question on two models. The JSON shape is an interface and stays fixed:
 //! `{a, b, route: {a, b, same}, verdicts: {a, b}, claims: {only_a, only_b,
 //! both}, bindings: {a, b}, usage: {a, b}}`, plus `unverified_bindings:
 //! {a, b}` (each `{pass, fail, bindings}`): the hypotheses' and actions'

@@ -1,7 +1,7 @@
 //! An MCP tool result as evidence: the items a binding may cite as
 //! `$.items[i]`, each with a text made by code from the item.
 //!
-//! Which items (DESIGN section 9): the elements of the first top-level
+//! Which items: the elements of the first top-level
 //! array of `structuredContent`, or of the JSON in the text content when
 //! there is no structured content; else that JSON object itself as
 //! `$.items[0]`; else one item per non-empty line of text. The body the

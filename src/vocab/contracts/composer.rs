@@ -3,7 +3,7 @@
 //! evaluation still counts (the answer itself is checked by facts, in
 //! `engine::nodes::answer`).
 //!
-//! Parsing stays compatible with seed 002's `composer_output`
+//! Parsing stays compatible with the earlier `composer_output` shape
 //! (`answer_summary`, `recommended_actions`, `user_facing_answer`): an
 //! output in that shape parses, and its free-text answer then counts as one
 //! statement that names no claim. What is INVALID_OUTPUT here: not one
@@ -33,12 +33,12 @@ pub struct ComposerOutput {
     #[serde(default)]
     pub answer_summary: String,
     /// The findings, each naming its claims. Code assembles the answer
-    /// from them; absent in outputs of the seed 002 shape.
+    /// from them; absent in outputs of the earlier shape.
     #[serde(default)]
     pub statements: Vec<ComposerStatement>,
     #[serde(default)]
     pub recommended_actions: Vec<ComposerAction>,
-    /// Seed 002's free-text answer. Never shown: it names no claim.
+    /// The earlier shape's free-text answer. Never shown: it names no claim.
     #[serde(default)]
     pub user_facing_answer: String,
 }
@@ -205,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn statements_name_their_claims_and_the_seed_shape_still_parses() {
+    fn statements_name_their_claims_and_the_earlier_shape_still_parses() {
         let out = parse_composer_output(
             r#"{"statements": [{"text": "a", "claim_ids": ["c1", 2]}, {"text": "b", "claim_ids": "c3"}, {"text": "c"}]}"#,
         )

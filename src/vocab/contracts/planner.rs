@@ -97,7 +97,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_the_seed_example() {
+    fn parses_a_plan_without_a_skill() {
         let p = parse_planner_plan(
             r#"{"selected_skill": null, "selection_reason": "none fits",
                 "plan": ["check alerts", "check logs"], "reasoning": "r"}"#,
