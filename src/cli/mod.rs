@@ -448,11 +448,11 @@ async fn tui_launch(
 }
 
 /// A theme or key override is configuration; the rest is not.
-fn tui_error(e: color_eyre::Report) -> CliError {
-    let config = e.downcast_ref::<crate::tui::theme::ThemeError>().is_some()
-        || e.downcast_ref::<crate::tui::keymap::KeymapError>()
-            .is_some();
-    let message = join_chain(e.chain().map(ToString::to_string));
+fn tui_error(e: crate::tui::TuiError) -> CliError {
+    use crate::tui::TuiError;
+    let config = matches!(e, TuiError::Theme(_) | TuiError::Keymap(_));
+    let chain = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source());
+    let message = join_chain(chain.map(ToString::to_string));
     if config {
         CliError::input(message)
     } else {

@@ -14,4 +14,4 @@ pub mod theme;
 pub mod update;
 pub mod view;
 
-pub use runtime::{Launch, TuiContext, run};
+pub use runtime::{Launch, TuiContext, TuiError, run};

@@ -20,7 +20,6 @@ use crate::tui::keymap::Keymap;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::update::{Command, Msg};
-use color_eyre::eyre::WrapErr;
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     EventStream,
@@ -62,6 +61,24 @@ pub enum Launch {
     Demo(Option<PathBuf>),
 }
 
+/// Why the workbench could not start, or stopped: what it was doing, with
+/// the cause as the error's source.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("loading the theme")]
+    Theme(#[source] crate::tui::theme::ThemeError),
+    #[error("reading key overrides")]
+    Keymap(#[source] crate::tui::keymap::KeymapError),
+    #[error("loading the scenario")]
+    Scenario(#[source] tokio::task::JoinError),
+    #[error("setting up the terminal")]
+    Terminal(#[source] std::io::Error),
+    #[error("the TUI stopped")]
+    Stopped(#[source] event_loop::LoopError),
+    #[error("restoring the terminal")]
+    Restore(#[source] std::io::Error),
+}
+
 /// Messages in flight from background work to the loop.
 pub const MSG_CHANNEL: usize = 256;
 
@@ -97,11 +114,11 @@ pub fn initial_state(
     (state, cmds)
 }
 
-pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
+pub async fn run(ctx: TuiContext, launch: Launch) -> Result<(), TuiError> {
     // Everything that can fail before the screen is taken fails here, with
     // the terminal untouched.
-    let theme = Theme::load(&ctx.theme).wrap_err("loading the theme")?;
-    let keymap = Keymap::with_overrides(&ctx.key_overrides).wrap_err("reading key overrides")?;
+    let theme = Theme::load(&ctx.theme).map_err(TuiError::Theme)?;
+    let keymap = Keymap::with_overrides(&ctx.key_overrides).map_err(TuiError::Keymap)?;
     let (mut state, first) = initial_state(theme, keymap, &ctx.model_label, &ctx.db_label, &launch);
     if let Some(first) = ctx.pack_warnings.first() {
         state.notice = Some(match ctx.pack_warnings.len() {
@@ -126,7 +143,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
             let entry =
                 tokio::task::spawn_blocking(move || demo::load_entry(&demo::resolve(&dir, &path)))
                     .await
-                    .wrap_err("loading the scenario")?;
+                    .map_err(TuiError::Scenario)?;
             let _ = tx.send(Msg::StartDemo(entry)).await;
         }
         Launch::Demo(None) => effects.handle(Command::ListScenarios),
@@ -135,7 +152,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     stop_on_signal(tx.clone());
     drop(tx);
 
-    let mut terminal = ratatui::try_init().wrap_err("setting up the terminal")?;
+    let mut terminal = ratatui::try_init().map_err(TuiError::Terminal)?;
     // Undone on every exit, a panic included (before ratatui's own hook
     // restores the screen).
     let mouse = ctx.mouse;
@@ -158,8 +175,8 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> color_eyre::Result<()> {
     if !effects.finish(RUN_END_WAIT).await {
         tracing::warn!("a run had not saved its end when the TUI quit");
     }
-    result.wrap_err("the TUI stopped")?;
-    restored.wrap_err("restoring the terminal")?;
+    result.map_err(TuiError::Stopped)?;
+    restored.map_err(TuiError::Restore)?;
     Ok(())
 }
 
