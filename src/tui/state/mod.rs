@@ -23,6 +23,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The smallest screen the workbench draws on (below it, the view says
+/// so); a new state assumes it until the first resize.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Runs,
@@ -338,7 +343,7 @@ impl AppState {
             sel: Selections::default(),
             zoom: false,
             compare_mark: None,
-            screen: (crate::tui::view::MIN_WIDTH, crate::tui::view::MIN_HEIGHT),
+            screen: (MIN_WIDTH, MIN_HEIGHT),
             popup: None,
             input,
             history: Vec::new(),

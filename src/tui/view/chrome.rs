@@ -2,10 +2,10 @@
 //! and the "terminal too small" message. The help popup and the status
 //! hints are generated from the keymap table.
 
-use super::{MIN_HEIGHT, MIN_WIDTH, centered};
+use super::centered;
 use crate::text::{display_width, sanitize_line, truncate_width};
 use crate::tui::keymap::Context;
-use crate::tui::state::{AppState, DemoEntry, Mode, Pending, Popup};
+use crate::tui::state::{AppState, DemoEntry, MIN_HEIGHT, MIN_WIDTH, Mode, Pending, Popup};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::run::RunSources;
 use ratatui::Frame;

@@ -20,15 +20,12 @@ pub mod inspect;
 pub mod panels;
 pub mod tables;
 
-use crate::tui::state::{AppState, Pane, Popup};
+use crate::tui::state::{AppState, MIN_HEIGHT, MIN_WIDTH, Pane, Popup};
 use crate::tui::theme::{Role, Theme};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders};
-
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 24;
 
 /// Where each pane was drawn (None: not visible in this layout).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
