@@ -114,6 +114,11 @@ pub struct Shown {
 }
 
 impl Shown {
+    /// The events applied so far (a replay: up to its cursor).
+    pub fn applied(&self) -> &[EngineEvent] {
+        self.events.get(..self.cursor).unwrap_or_default()
+    }
+
     pub fn seek(&mut self, k: usize) {
         let k = k.min(self.events.len());
         if k >= self.cursor {

@@ -336,14 +336,14 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
             vec![]
         }
         Pane::Graph => {
-            let k = inspect::attempt_count(shown_events(state)).checked_sub(1);
+            let k = inspect::attempt_count(state.shown.applied()).checked_sub(1);
             match k {
                 Some(k) => open_subject(state, Subject::Node(k)),
                 None => vec![],
             }
         }
         Pane::Transitions => {
-            let count = inspect::attempt_count(shown_events(state));
+            let count = inspect::attempt_count(state.shown.applied());
             match count.checked_sub(1) {
                 Some(last) => open_subject(state, Subject::Node(state.sel.transitions.min(last))),
                 None => vec![],
@@ -352,42 +352,6 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
         Pane::Verdict => open_subject(state, Subject::Verdict),
         Pane::Answer => open_subject(state, Subject::Answer),
         Pane::Input => vec![],
-    }
-}
-
-/// The events the shown run has applied (a replay: up to its cursor).
-pub(super) fn shown_events(state: &AppState) -> &[EngineEvent] {
-    state
-        .shown
-        .events
-        .get(..state.shown.cursor)
-        .unwrap_or_default()
-}
-
-/// The lines of a detail about the shown run, from its events and
-/// whatever of its stored trace has arrived.
-pub(super) fn subject_lines(
-    state: &AppState,
-    subject: Subject,
-) -> Option<(String, Vec<ratatui::text::Line<'static>>)> {
-    let v = state.view();
-    let stored = v
-        .run_id
-        .and_then(|id| state.traces.get(&id))
-        .cloned()
-        .unwrap_or(StoredRun::Loading);
-    let t = &state.theme;
-    let run = v
-        .run_id
-        .map_or_else(String::new, |id| format!("run {id} · "));
-    match subject {
-        Subject::Node(k) => inspect::node(shown_events(state), k, &stored, t)
-            .map(|(title, lines)| (format!("{run}{title}"), lines)),
-        Subject::Verdict => Some((
-            format!("{run}verdict"),
-            inspect::verdict(v, shown_events(state), &stored, t),
-        )),
-        Subject::Answer => Some((format!("{run}answer"), inspect::answer(v, &stored, t))),
     }
 }
 
@@ -408,7 +372,7 @@ pub(super) fn open_subject(state: &mut AppState, subject: Subject) -> Vec<Comman
             cmds.push(Command::LoadTrace { run_id: id });
         }
     }
-    if let Some((title, lines)) = subject_lines(state, subject) {
+    if let Some((title, lines)) = inspect::subject(state, subject) {
         state.popup = Some(Popup::Detail {
             title,
             lines,

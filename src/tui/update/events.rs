@@ -4,10 +4,9 @@
 //! exports, comparisons, stored traces).
 
 use super::Command;
-use super::actions::subject_lines;
 use super::input::on_popup_action;
 use crate::tui::state::{AppState, DemoEntry, Mode, Pane, Popup, StoredRun};
-use crate::tui::view::chrome;
+use crate::tui::view::{chrome, detail, inspect};
 use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunSummary;
 use crate::vocab::run_trace::RunTrace;
@@ -165,7 +164,7 @@ pub(super) fn on_compare_loaded(
             let text = crate::report::compare::to_text(&ta, &tb, col);
             state.popup = Some(Popup::Detail {
                 title: format!("compare run {a} │ run {b} (≠ differs)"),
-                lines: compare_lines(&text, &state.theme),
+                lines: detail::compare_lines(&text, &state.theme),
                 scroll: 0,
                 subject: None,
             });
@@ -238,24 +237,6 @@ fn remember_run(state: &mut AppState) {
         .insert(run_id, state.shown.events.clone());
 }
 
-/// The compare text as lines: differing rows stand out, headings are
-/// titles.
-fn compare_lines(text: &str, t: &crate::tui::theme::Theme) -> Vec<ratatui::text::Line<'static>> {
-    use crate::tui::theme::Role;
-    text.lines()
-        .map(|l| {
-            let role = if l.starts_with('≠') {
-                Role::Degraded
-            } else if !l.starts_with(' ') && !l.is_empty() {
-                Role::Title
-            } else {
-                Role::Text
-            };
-            ratatui::text::Line::styled(l.to_string(), t.style(role))
-        })
-        .collect()
-}
-
 /// A stored trace arrived: keep it and redraw a detail that waits for it.
 pub(super) fn on_trace(state: &mut AppState, run_id: i64, result: Result<Arc<RunTrace>, String>) {
     if state.view().run_id != Some(run_id) {
@@ -276,7 +257,7 @@ pub(super) fn on_trace(state: &mut AppState, run_id: i64, result: Result<Arc<Run
     if id != run_id {
         return;
     }
-    if let Some((new_title, new_lines)) = subject_lines(state, subject)
+    if let Some((new_title, new_lines)) = inspect::subject(state, subject)
         && let Some(Popup::Detail { title, lines, .. }) = state.popup.as_mut()
     {
         *title = new_title;

@@ -1,4 +1,5 @@
-//! The detail popup: a record's full JSON, highlighted with syntect.
+//! The detail popup: a record's full JSON, highlighted with syntect, and
+//! the two-run compare text with its differing rows marked.
 //!
 //! syntect only tokenises; the token scopes map onto theme roles, so the
 //! highlighting follows the UI theme instead of a separate syntect theme.
@@ -101,6 +102,23 @@ pub fn highlight_json(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         out.push(Line::from(spans));
     }
     out
+}
+
+/// The compare text as lines: differing rows stand out, headings are
+/// titles.
+pub fn compare_lines(text: &str, t: &Theme) -> Vec<Line<'static>> {
+    text.lines()
+        .map(|l| {
+            let role = if l.starts_with('≠') {
+                Role::Degraded
+            } else if !l.starts_with(' ') && !l.is_empty() {
+                Role::Title
+            } else {
+                Role::Text
+            };
+            Line::styled(l.to_string(), t.style(role))
+        })
+        .collect()
 }
 
 #[cfg(test)]

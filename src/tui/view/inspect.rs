@@ -16,7 +16,7 @@
 use super::detail::highlight_json;
 use super::tables::fmt_ms;
 use crate::text::{sanitize_line, sanitize_multiline};
-use crate::tui::state::{RunView, StoredRun as Stored};
+use crate::tui::state::{AppState, RunView, StoredRun as Stored, Subject};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::contracts::{
     BindingStatus, CheckedBinding, GatekeeperResult, parse_verifier_output,
@@ -108,6 +108,29 @@ fn attempts(events: &[EngineEvent]) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// The title and lines of a detail about the shown run, from its applied
+/// events and whatever of its stored trace has arrived.
+pub fn subject(state: &AppState, subject: Subject) -> Option<(String, Vec<Line<'static>>)> {
+    let v = state.view();
+    let stored = v
+        .run_id
+        .and_then(|id| state.traces.get(&id))
+        .cloned()
+        .unwrap_or(Stored::Loading);
+    let t = &state.theme;
+    let run = v
+        .run_id
+        .map_or_else(String::new, |id| format!("run {id} · "));
+    let events = state.shown.applied();
+    match subject {
+        Subject::Node(k) => {
+            node(events, k, &stored, t).map(|(title, lines)| (format!("{run}{title}"), lines))
+        }
+        Subject::Verdict => Some((format!("{run}verdict"), verdict(v, events, &stored, t))),
+        Subject::Answer => Some((format!("{run}answer"), answer(v, &stored, t))),
+    }
 }
 
 /// How many node attempts the events hold.
