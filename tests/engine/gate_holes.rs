@@ -12,8 +12,8 @@
 use crate::helpers::{evidence, invocation};
 use crate::redteam::{compose, composer, honest_composer};
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
-use diagraph::text::facts::grounded::Added;
-use diagraph::vocab::answer::check_text;
+use diagraph::evidence::answer::check_text;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::contracts::{Verification, parse_executor_evidence};
 use diagraph::vocab::dto::{AllowedClaim, VerifiedEvidence};
 use diagraph::vocab::graph::Outcome;

@@ -8,8 +8,8 @@
 
 use crate::gate_holes::{CPU, KB, LAT, LOG, claim_on, names, statement};
 use crate::redteam::{compose, composer, honest_composer};
-use diagraph::text::facts::grounded::Added;
-use diagraph::vocab::answer::check_text;
+use diagraph::evidence::answer::check_text;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::dto::AllowedClaim;
 use diagraph::vocab::graph::{NodeId, Outcome};
 

@@ -7,7 +7,7 @@
 
 use crate::gate_holes::{CPU, LAT, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
-use diagraph::text::facts::grounded::Added;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::graph::Outcome;
 
 #[test]

@@ -3,7 +3,7 @@
 //!
 //! The Composer names, for every statement, the verified claims it rests
 //! on. [`assemble`] checks each statement against the verified evidence of
-//! those claims (`text::facts::grounded`: no name, number, timestamp,
+//! those claims (`evidence::facts::grounded`: no name, number, timestamp,
 //! negation or state word the evidence lacks) and rejects the whole output
 //! on the first statement that fails: the node turns that into
 //! INVALID_OUTPUT, so the Composer gets its one technical retry and then
@@ -13,17 +13,17 @@
 //!
 //! Negative findings are never the Composer's words: every allowed
 //! negative claim is rendered from the code template
-//! (`vocab::answer::negative_line`). Hypotheses, missing information and
+//! (`evidence::answer::negative_line`). Hypotheses, missing information and
 //! next steps appear only in the section marked unverified, and a line
 //! there that concludes ("healthy", "ruled out", 正常...) is dropped with a
 //! warning.
 
 use crate::engine::nodes::gatekeeper::{GatekeeperRules, RuleId};
-use crate::text::facts::FactCache;
-use crate::text::facts::grounded::Added;
-pub use crate::vocab::answer::check_text;
-use crate::vocab::answer::check_text_cached;
-use crate::vocab::answer::{self, titles};
+pub use crate::evidence::answer::check_text;
+use crate::evidence::answer::check_text_cached;
+use crate::evidence::answer::{self, titles};
+use crate::evidence::facts::FactCache;
+use crate::evidence::facts::grounded::Added;
 use crate::vocab::contracts::{ComposerOutput, Severity};
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
 
@@ -49,7 +49,7 @@ pub struct Assembled {
 
 /// A claim id as a model may write it back: NFKC, trimmed, case folded.
 pub fn claim_key(id: &str) -> String {
-    crate::text::facts::normalize(id).trim().to_lowercase()
+    crate::evidence::facts::normalize(id).trim().to_lowercase()
 }
 
 /// Which rule an addition breaks.
@@ -211,7 +211,7 @@ pub fn assemble_cached(
         })
         .collect();
     let mut out = String::new();
-    if let Some(banner) = crate::engine::nodes::fallback::verdict_banner(lang, input.verdict) {
+    if let Some(banner) = crate::evidence::answer::verdict_banner(lang, input.verdict) {
         out.push_str(banner);
     }
     answer::section(&mut out, t.likely_cause, &causes);

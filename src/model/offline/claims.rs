@@ -7,6 +7,8 @@
 //! binds both. Runbook text becomes hypotheses and actions, never claims.
 //! Every binding's excerpt is the ref text itself.
 
+use crate::evidence::facts::FactText;
+use crate::evidence::facts::grounded::added;
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
 use crate::model::offline::entities;
@@ -15,8 +17,6 @@ use crate::model::offline::evidence::{
     group_range, is_error_level, level_rank, timing,
 };
 use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
-use crate::text::facts::FactText;
-use crate::text::facts::grounded::added;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
 use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
@@ -142,7 +142,7 @@ pub fn build(
                 "Earlier history, before the alerts became active: {}",
                 group_text(g, zh)
             ),
-            // A space after every "：" before a name or Han text: text::facts
+            // A space after every "：" before a name or Han text: evidence::facts
             // reads "间：order-service" and "因：告" as one name each.
             (true, true) => format!("较早的历史记录（早于告警开始时间）： {}", group_text(g, zh)),
         };

@@ -1,6 +1,6 @@
 use super::*;
-use crate::text::facts::FactText;
-use crate::text::facts::grounded::concludes;
+use crate::evidence::facts::FactText;
+use crate::evidence::facts::grounded::concludes;
 use crate::vocab::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
 use crate::vocab::contracts::{OVERSTATEMENT_PHRASES, Verification};
 use crate::vocab::dto::VerifiedEvidence;
@@ -373,8 +373,8 @@ fn empty_material_still_renders_every_section() {
             i.recommended_actions.clear();
             let a = post_verifier_answer(lang, &i, &names());
             assert!(!has_overstatement(&a), "{a}");
-            assert!(a.contains(labels(lang).none), "{a}");
-            assert!(a.contains(labels(lang).default_step), "{a}");
+            assert!(a.contains(titles(lang).none), "{a}");
+            assert!(a.contains(titles(lang).default_step), "{a}");
         }
     }
 }

@@ -23,7 +23,7 @@
 //! - a *cause*, *scope*, *comparison*, *severity or metric* word, a service
 //!   name however spelt, or facts of one clause taken from two evidence
 //!   texts: the sibling modules `cause`, `scope`, `compare`, `names` and
-//!   `clauses` (the caller, `vocab::answer::check_text`, runs `cause`).
+//!   `clauses` (the caller, `evidence::answer::check_text`, runs `cause`).
 //!
 //! The check reads facts, not phrases: "ruled-out", "confirmed to be
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
