@@ -18,3 +18,5 @@
 pub mod answer;
 pub mod excerpt;
 pub mod facts;
+pub mod ground;
+pub mod lexicon;

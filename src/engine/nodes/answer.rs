@@ -3,8 +3,9 @@
 //!
 //! The Composer names, for every statement, the verified claims it rests
 //! on. [`assemble`] checks each statement against the verified evidence of
-//! those claims (`evidence::facts::grounded`: no name, number, timestamp,
-//! negation or state word the evidence lacks) and rejects the whole output
+//! those claims (`evidence::answer::check_text`: every word grounded in
+//! that evidence, no negation, state or recombination of facts it lacks)
+//! and rejects the whole output
 //! on the first statement that fails: the node turns that into
 //! INVALID_OUTPUT, so the Composer gets its one technical retry and then
 //! the post-verifier fallback, which applies the same check to every
@@ -54,8 +55,8 @@ pub fn claim_key(id: &str) -> String {
 
 /// Which rule an addition breaks.
 fn rule_of(a: &Added) -> RuleId {
-    if matches!(a, Added::Cause(_)) {
-        RuleId::StatementCause
+    if matches!(a, Added::Ungrounded(_)) {
+        RuleId::StatementGrounded
     } else if a.is_polarity() {
         RuleId::StatementPolarity
     } else {
@@ -67,7 +68,7 @@ fn rule_of(a: &Added) -> RuleId {
 struct On {
     facts: bool,
     polarity: bool,
-    cause: bool,
+    grounded: bool,
     background: bool,
     negative: bool,
     unverified: Option<Severity>,
@@ -81,7 +82,7 @@ impl On {
         On {
             facts: on(RuleId::StatementFacts),
             polarity: on(RuleId::StatementPolarity),
-            cause: on(RuleId::StatementCause),
+            grounded: on(RuleId::StatementGrounded),
             background: rules.severity(RuleId::RunbookBackground).is_some(),
             negative: on(RuleId::NegativeByTemplate),
             unverified: resolved.severity(RuleId::UnverifiedConclusion),
@@ -170,7 +171,7 @@ pub fn assemble_cached(
         if let Some(a) = check_text_cached(&shown, &claims, names, facts) {
             let rule = rule_of(&a);
             let enabled = match rule {
-                RuleId::StatementCause => on.cause,
+                RuleId::StatementGrounded => on.grounded,
                 RuleId::StatementPolarity => on.polarity,
                 _ => on.facts,
             };

@@ -20,14 +20,9 @@
 //! other's parts" one substring search.
 
 mod cache;
-pub mod cause;
 pub mod clauses;
-pub mod compare;
-pub mod gloss;
 pub mod grounded;
-pub mod names;
 mod normal;
-pub mod scope;
 pub mod stamp;
 pub mod states;
 mod units;

@@ -16,7 +16,7 @@ const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
 /// The version of the rules this code implements; the shipped file says
 /// the same (a unit test keeps them equal).
-pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v5";
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v6";
 
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
@@ -47,7 +47,7 @@ pub enum RuleId {
     StatementPolarity,
     NegativeByTemplate,
     UnverifiedConclusion,
-    StatementCause,
+    StatementGrounded,
     RunbookBackground,
 }
 
@@ -78,7 +78,7 @@ impl RuleId {
         RuleId::StatementPolarity,
         RuleId::NegativeByTemplate,
         RuleId::UnverifiedConclusion,
-        RuleId::StatementCause,
+        RuleId::StatementGrounded,
         RuleId::RunbookBackground,
     ];
 
@@ -109,7 +109,7 @@ impl RuleId {
             RuleId::StatementPolarity => "answer.statement_polarity",
             RuleId::NegativeByTemplate => "answer.negative_by_template",
             RuleId::UnverifiedConclusion => "answer.unverified_conclusion",
-            RuleId::StatementCause => "answer.statement_cause",
+            RuleId::StatementGrounded => "answer.statement_grounded",
             RuleId::RunbookBackground => "answer.runbook_background",
         }
     }
@@ -146,7 +146,7 @@ impl RuleId {
             | RuleId::StatementFacts
             | RuleId::StatementPolarity
             | RuleId::NegativeByTemplate
-            | RuleId::StatementCause => Severity::Reject,
+            | RuleId::StatementGrounded => Severity::Reject,
             RuleId::UnverifiedConclusion | RuleId::RunbookBackground => Severity::None,
             RuleId::HasClaims
             | RuleId::ClaimHasBindings
