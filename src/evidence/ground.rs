@@ -220,6 +220,12 @@ impl<'a> Index<'a> {
                 if w.is_empty() || w.chars().all(crate::text::is_han) {
                     continue;
                 }
+                // a number's unit names its unit's concept (`30000ms`: ms)
+                if let Some((_, unit)) = number_value(w)
+                    && let Some(e) = lx.entry(unit)
+                {
+                    ix.concepts.insert(e.concept);
+                }
                 ix.words.insert(w);
                 let st = stem(w);
                 if let Some(e) = lx.entry_en(w, &st) {
@@ -399,6 +405,10 @@ fn han_approx_at(t: &FactText, k: usize, lx: &Lexicon) -> bool {
 /// name of a tool that served.
 fn word(w: &str, ix: &Index<'_>, lx: &Lexicon) -> Option<Ungrounded> {
     if ix.words.contains(w) || ix.tools.contains(w) {
+        return None;
+    }
+    // `paymentservice`: a joined name of the evidence written without its joints
+    if w.len() > 3 && ix.runs.iter().any(|r| r.len() > 1 && r.concat() == w) {
         return None;
     }
     let st = stem(w);

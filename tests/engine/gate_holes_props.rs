@@ -25,7 +25,7 @@ const LEADS: &[&str] = &[
     "The evidence says: ",
     "Recorded: ",
     "记录显示：",
-    "日志：",
+    "证据：",
 ];
 
 /// The sentences of `text` (ending at '.', '。' or ';').
