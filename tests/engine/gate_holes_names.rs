@@ -8,7 +8,6 @@
 
 use crate::gate_holes::{CPU, LAT, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
-use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::graph::Outcome;
 
 #[test]

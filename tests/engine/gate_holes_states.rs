@@ -8,7 +8,7 @@
 use crate::gate_holes::{CPU, LAT, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
 use diagraph::evidence::facts::FactText;
-use diagraph::evidence::facts::grounded::{Added, concludes};
+use diagraph::evidence::facts::grounded::concludes;
 use diagraph::vocab::graph::{NodeId, Outcome};
 use serde_json::{Value, json};
 
