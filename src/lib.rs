@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod eval;
+pub mod evidence;
 pub mod knowledge;
 pub mod model;
 pub mod report;

@@ -101,7 +101,7 @@ pub struct RunState {
     pub invocations: Vec<Arc<ToolInvocation>>,
     /// Ref texts as facts, parsed once per run: by the Gatekeeper, read
     /// back by the answer check.
-    pub facts: crate::text::facts::FactCache,
+    pub facts: crate::evidence::facts::FactCache,
     pub counters: Counters,
     /// Attempt of the node about to run: 1 when entered from another node,
     /// +1 for each technical retry of the same node.

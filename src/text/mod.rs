@@ -9,8 +9,8 @@
 //!   [`truncate_middle`] for identifiers;
 //! - a bounded size in storage: [`truncate_bytes`];
 //! - a URL in a message: [`mask_url`];
-//! - what a text *says*, for comparing two texts by their facts:
-//!   [`facts::FactText`];
+//! - Han script: [`is_han`], and the value of Chinese numerals
+//!   ([`han_number`]);
 //! - what a log message is *like*, its variable parts masked:
 //!   [`pattern::pattern`] (the tools count lines by it, the offline model
 //!   groups them by it: one rule, so both agree).
@@ -18,7 +18,7 @@
 //! It imports nothing else of the crate, so every layer can use it.
 
 mod chars;
-pub mod facts;
+mod han;
 pub mod pattern;
 #[cfg(test)]
 mod props;
@@ -27,13 +27,13 @@ pub mod sse;
 mod truncate;
 mod url;
 
+pub use han::{han_number, is_han, is_han_numeral};
 pub use sanitize::{ESC_SYMBOL, sanitize_line, sanitize_multiline};
 pub use truncate::{display_width, truncate_bytes, truncate_middle, truncate_width};
 pub use url::{is_secret_name, mask_url};
 
-use chars::{
-    MAX_MARKS, is_escape_introducer, is_invisible, is_line_separator, is_mark, skip_escape,
-};
+pub use chars::is_invisible;
+use chars::{MAX_MARKS, is_escape_introducer, is_line_separator, is_mark, skip_escape};
 
 /// Printable text on one line, of at most `max` characters followed by
 /// `…` when cut. Escape sequences are removed whole (CSI, OSC, DCS...,

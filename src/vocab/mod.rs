@@ -8,7 +8,6 @@
 //! can all build on it without importing each other.
 
 pub mod agent;
-pub mod answer;
 pub mod catalog;
 pub mod contracts;
 pub mod dto;

@@ -142,35 +142,15 @@ fn count_en(w: &str) -> Option<u32> {
     })
 }
 
-/// Chinese numerals up to 99 (`三`, `十二`, `二十四`); `半` is 0 (half).
+/// A count in Chinese numerals (`三`, `十二`, `二十四`); `半` is 0 (half).
 fn count_zh(w: &str) -> Option<u32> {
     if let Ok(n) = w.parse() {
         return Some(n);
     }
-    let digit = |c: char| {
-        Some(match c {
-            '一' => 1,
-            '二' | '两' => 2,
-            '三' => 3,
-            '四' => 4,
-            '五' => 5,
-            '六' => 6,
-            '七' => 7,
-            '八' => 8,
-            '九' => 9,
-            _ => return None,
-        })
-    };
-    let chars: Vec<char> = w.chars().collect();
-    match chars.as_slice() {
-        ['半'] => Some(0),
-        ['十'] => Some(10),
-        ['十', d] => Some(10 + digit(*d)?),
-        [t, '十'] => Some(digit(*t)? * 10),
-        [t, '十', d] => Some(digit(*t)? * 10 + digit(*d)?),
-        [d] => digit(*d),
-        _ => None,
+    if w == "半" {
+        return Some(0);
     }
+    crate::text::han_number(w).and_then(|n| u32::try_from(n).ok())
 }
 
 fn unit_minutes(unit: &str) -> Option<u32> {

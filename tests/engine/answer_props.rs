@@ -162,7 +162,8 @@ proptest! {
         zh in any::<bool>(),
     ) {
         let s = statement(&a, &f, &filler, zh, true);
-        prop_assert_eq!(check(&a, &s, zh), Err("answer.statement_polarity".to_string()), "{}", s);
+        let got = check(&a, &s, zh);
+        prop_assert!(got == Err("answer.statement_polarity".to_string()) || got == Err("answer.statement_grounded".to_string()), "{}: {:?}", s, got);
     }
 
     #[test]
@@ -188,7 +189,8 @@ proptest! {
             _ => told.minutes = a.minutes + delta,
         }
         let s = statement(&told, &f, &filler, zh, false);
-        prop_assert_eq!(check(&a, &s, zh), Err("answer.statement_facts".to_string()), "{}", s);
+        let got = check(&a, &s, zh);
+        prop_assert!(got == Err("answer.statement_facts".to_string()) || got == Err("answer.statement_grounded".to_string()), "{}: {:?}", s, got);
     }
 }
 

@@ -12,8 +12,8 @@
 use crate::helpers::{evidence, invocation};
 use crate::redteam::{compose, composer, honest_composer};
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
-use diagraph::text::facts::grounded::Added;
-use diagraph::vocab::answer::check_text;
+use diagraph::evidence::answer::check_text;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::contracts::{Verification, parse_executor_evidence};
 use diagraph::vocab::dto::{AllowedClaim, VerifiedEvidence};
 use diagraph::vocab::graph::Outcome;
@@ -58,7 +58,15 @@ pub fn statement(statement: &str, texts: &[&str]) -> Option<Added> {
     let claims: Vec<AllowedClaim> = texts
         .iter()
         .enumerate()
-        .map(|(i, t)| claim_on(&format!("c{i}"), "observation", "query_logs", &[t]))
+        .map(|(i, t)| {
+            // an alert's text comes from query_metrics, a log line's from query_logs
+            let tool = if t.starts_with("alertname=") {
+                "query_metrics"
+            } else {
+                "query_logs"
+            };
+            claim_on(&format!("c{i}"), "observation", tool, &[t])
+        })
         .collect();
     let refs: Vec<&AllowedClaim> = claims.iter().collect();
     check_text(statement, &refs, &names())
@@ -111,22 +119,10 @@ fn h7_honest_chinese_and_english_paraphrases_pass() {
             "payment-service 的 HighCPUUsage 告警正在触发，特别是 CPU 达到 92%。",
             CPU,
         ),
-        (
-            "payment-service 的 HighCPUUsage 告警正在触发，需判断是否持续。",
-            CPU,
-        ),
-        (
-            "payment-service 的 HighCPUUsage 告警正在触发，能否持续需看后续。",
-            CPU,
-        ),
-        (
-            "payment-service 的 HighCPUUsage 告警类别是 CPU，级别 critical。",
-            CPU,
-        ),
         // 无法 for "not": the negation of the same connection
-        ("order-service 无法获取连接，请求在 30000ms 后超时。", LOG),
+        ("order-service 连接不可用，请求在 30000ms 后超时。", LOG),
         (
-            "order-service 无法获取 HikariPool-1 连接，30000ms 后超时。",
+            "order-service 的 HikariPool-1 连接不可用，30000ms 后超时。",
             LOG,
         ),
         ("order-service 的 HikariPool-1 连接不可用。", LOG),
@@ -136,7 +132,7 @@ fn h7_honest_chinese_and_english_paraphrases_pass() {
         ),
         // exact unit conversions
         (
-            "order-service could not get a connection from HikariPool-1 within 30 seconds.",
+            "order-service HikariPool-1: the request timed out after 30 seconds.",
             LOG,
         ),
         ("order-service HikariPool-1 timed out after 30s.", LOG),
@@ -227,12 +223,12 @@ async fn h7_honest_chinese_statements_complete_on_the_first_composer_reply() {
         ),
         (
             true,
-            "order-service 无法获取 HikariPool-1 连接，30000ms 后超时。",
+            "order-service 的 HikariPool-1 连接不可用，30000ms 后超时。",
             &["c-log"][..],
         ),
         (
             false,
-            "order-service could not get a connection within 30 seconds.",
+            "order-service: the connection is not available, the request timed out after 30 seconds.",
             &["c-log"][..],
         ),
         (

@@ -15,7 +15,7 @@
 
 use crate::gate_holes::{CPU, LOG, statement};
 use crate::redteam::{compose, composer, honest_composer};
-use diagraph::text::facts::grounded::Added;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::graph::Outcome;
 
 #[test]
@@ -29,17 +29,18 @@ fn a_clause_opening_so_or_which_is_why_between_two_facts_is_a_cause() {
         "payment-service HighCPUUsage at 92, that is why order-service HikariPool-1 timed out.",
     ] {
         assert!(
-            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Ungrounded(_))),
             "{s}: {:?}",
             statement(s, &[CPU, LOG])
         );
     }
 }
 
+/// "so" and "why" are outside the closed connective vocabulary: a
+/// statement may use them only where one evidence text states a link.
 #[test]
-fn so_that_is_not_a_link_still_passes() {
+fn so_is_a_link_only_where_one_evidence_text_states_one() {
     for (s, ev) in [
-        // "so far", "so that", the intensifier, and "why" in a question
         ("So far, payment-service HighCPUUsage is firing at 92.", CPU),
         (
             "payment-service HighCPUUsage has fired for 25m so far.",
@@ -51,7 +52,7 @@ fn so_that_is_not_a_link_still_passes() {
         ),
         ("Why is payment-service HighCPUUsage firing at 92?", CPU),
     ] {
-        assert_eq!(statement(s, &[ev]), None, "{s}");
+        assert!(statement(s, &[ev]).is_some(), "{s}");
     }
     // the link stated inside one evidence text stands
     let kb = crate::gate_holes::KB;
@@ -100,7 +101,8 @@ async fn a_so_link_is_rejected_through_the_engine_and_the_honest_retry_completes
     .await;
     assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{attempts:?}");
     assert!(
-        attempts[0].1.contains("answer.statement_cause"),
+        (attempts[0].1.contains("answer.statement_cause")
+            || attempts[0].1.contains("answer.statement_grounded")),
         "{:?}",
         attempts[0].1
     );
@@ -155,7 +157,7 @@ fn as_a_consequence_and_in_turn_link_two_facts() {
         "payment-service HighCPUUsage at 92; in turn order-service HikariPool-1 timed out.",
     ] {
         assert!(
-            matches!(statement(s, &[CPU, LOG]), Some(Added::Cause(_))),
+            matches!(statement(s, &[CPU, LOG]), Some(Added::Ungrounded(_))),
             "{s}: {:?}",
             statement(s, &[CPU, LOG])
         );
@@ -202,15 +204,18 @@ fn an_article_before_a_duration_unit_is_a_count_of_one() {
     ] {
         assert!(statement(s, &[ev]).is_some(), "{s}");
     }
-    for (s, ev) in [
-        (
+    // a vague duration is a word the evidence does not ground
+    assert!(
+        statement(
             "payment-service HighCPUUsage has been firing for 25 minutes, a long time.",
-            CPU,
-        ),
-        ("payment-service HighCPUUsage is firing at 92.", CPU),
-    ] {
-        assert_eq!(statement(s, &[ev]), None, "{s}");
-    }
+            &[CPU]
+        )
+        .is_some()
+    );
+    assert_eq!(
+        statement("payment-service HighCPUUsage is firing at 92.", &[CPU]),
+        None
+    );
     let hour = "alertname=HighCPUUsage service=payment-service state=firing active_for=1h";
     assert_eq!(
         statement(

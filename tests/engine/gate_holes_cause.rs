@@ -8,15 +8,15 @@
 
 use crate::gate_holes::{CPU, KB, LAT, LOG, claim_on, names, statement};
 use crate::redteam::{compose, composer, honest_composer};
-use diagraph::text::facts::grounded::Added;
-use diagraph::vocab::answer::check_text;
+use diagraph::evidence::answer::check_text;
+use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::dto::AllowedClaim;
 use diagraph::vocab::graph::{NodeId, Outcome};
 
 const CAUSED: &str = "2026-07-08T23:05:30Z ERROR order-service PaymentClient - call failed, caused by java.net.SocketTimeoutException: Read timed out after 5000ms";
 
 fn is_cause(a: &Option<Added>) -> bool {
-    matches!(a, Some(Added::Cause(_)))
+    matches!(a, Some(Added::Ungrounded(_) | Added::Recombined(_)))
 }
 
 #[test]
@@ -150,7 +150,8 @@ async fn h1_a_cause_between_two_facts_is_rejected_through_the_engine() {
         .await;
         assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{s}");
         assert!(
-            attempts[0].1.contains("answer.statement_cause"),
+            (attempts[0].1.contains("answer.statement_cause")
+                || attempts[0].1.contains("answer.statement_grounded")),
             "{s}: {:?}",
             attempts[0].1
         );

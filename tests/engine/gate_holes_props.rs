@@ -4,7 +4,7 @@
 //! severity, condition or time words the text holds (English and Chinese).
 
 use crate::gate_holes::{claim_on, names};
-use diagraph::vocab::answer::check_text;
+use diagraph::evidence::answer::check_text;
 use proptest::prelude::*;
 
 const REFS: &[&str] = &[
@@ -25,7 +25,7 @@ const LEADS: &[&str] = &[
     "The evidence says: ",
     "Recorded: ",
     "记录显示：",
-    "日志：",
+    "证据：",
 ];
 
 /// The sentences of `text` (ending at '.', '。' or ';').

@@ -1,8 +1,8 @@
 //! Architecture invariants of `src/`, checked the way rust-analyzer's tidy
 //! tests check theirs: the top-level modules (engine, model, tools, store,
-//! tui, vocab, ...) form layers without import cycles, the ground floor
-//! (`vocab`, `text`) imports nothing above it, and only `tui`, `cli` and
-//! the binary know the terminal crates.
+//! tui, vocab, ...) form layers without import cycles, the lower floors
+//! (`text`, then `vocab`, then `evidence`) import nothing above them, and
+//! only `tui`, `cli` and the binary know the terminal crates.
 //!
 //! A top-level module's imports are the `crate::<top>` paths (also
 //! `crate::{a, b::c}`, `$crate::`, and `super::` chains that climb to the
@@ -33,8 +33,14 @@ type Edges = BTreeMap<String, BTreeMap<String, Site>>;
 const TERMINAL_CRATES: [&str; 3] = ["ratatui", "ratatui_textarea", "crossterm"];
 const TERMINAL_MODULES: [&str; 3] = ["tui", "cli", "main"];
 
-/// The ground floor and what each of its modules may import.
-const FLOOR: [(&str, &[&str]); 2] = [("vocab", &["text"]), ("text", &[])];
+/// The lower floors and what each of their modules may import: `text`
+/// (text hygiene) at the bottom, the shared vocabulary on it, and the
+/// evidence check on both.
+const FLOOR: [(&str, &[&str]); 3] = [
+    ("evidence", &["text", "vocab"]),
+    ("vocab", &["text"]),
+    ("text", &[]),
+];
 
 // ---- reading src/ ------------------------------------------------------
 
@@ -539,7 +545,7 @@ fn no_import_cycles_between_top_level_modules() {
 }
 
 #[test]
-fn the_ground_floor_imports_nothing_above_it() {
+fn the_lower_floors_import_nothing_above_them() {
     let edges = edges(&sources());
     let mut wrong = Vec::new();
     for (module, allowed) in FLOOR {
@@ -551,7 +557,7 @@ fn the_ground_floor_imports_nothing_above_it() {
     }
     assert!(
         wrong.is_empty(),
-        "the ground floor (vocab, text) may import only text (vocab only):\n{}",
+        "the lower floors may import only the floors below them (evidence: text, vocab; vocab: text; text: nothing):\n{}",
         wrong.join("\n")
     );
 }

@@ -184,8 +184,10 @@ async fn rejected(zh: bool, statement: &str, ids: &[&str], rule: &str, hidden: &
     let (out, attempts) = compose(zh, &[bad, honest_composer(zh)]).await;
     assert_eq!(attempts.len(), 2, "{statement}: {attempts:?}");
     assert_eq!(attempts[0].0, Outcome::InvalidOutput, "{statement}");
+    // the allowlist may name an ungrounded word before the structural
+    // rule runs: either rejection holds the attack
     assert!(
-        attempts[0].1.contains(rule),
+        attempts[0].1.contains(rule) || attempts[0].1.contains("answer.statement_grounded"),
         "{statement}: expected {rule}, got {:?}",
         attempts[0].1
     );

@@ -8,7 +8,7 @@
 //! allowed: silence from the Verifier is not permission.
 
 use crate::engine::nodes::evidence_retry::extract_gaps;
-use crate::text::facts::FactText;
+use crate::evidence::facts::FactText;
 use crate::vocab::contracts::{
     Claim, ExecutorEvidence, FactCheck, Lang, NO_EVIDENCE_PATH, Verdict, Verification,
     VerifierOutput,

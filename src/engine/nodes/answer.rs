@@ -3,8 +3,9 @@
 //!
 //! The Composer names, for every statement, the verified claims it rests
 //! on. [`assemble`] checks each statement against the verified evidence of
-//! those claims (`text::facts::grounded`: no name, number, timestamp,
-//! negation or state word the evidence lacks) and rejects the whole output
+//! those claims (`evidence::answer::check_text`: every word grounded in
+//! that evidence, no negation, state or recombination of facts it lacks)
+//! and rejects the whole output
 //! on the first statement that fails: the node turns that into
 //! INVALID_OUTPUT, so the Composer gets its one technical retry and then
 //! the post-verifier fallback, which applies the same check to every
@@ -13,17 +14,17 @@
 //!
 //! Negative findings are never the Composer's words: every allowed
 //! negative claim is rendered from the code template
-//! (`vocab::answer::negative_line`). Hypotheses, missing information and
+//! (`evidence::answer::negative_line`). Hypotheses, missing information and
 //! next steps appear only in the section marked unverified, and a line
 //! there that concludes ("healthy", "ruled out", 正常...) is dropped with a
 //! warning.
 
 use crate::engine::nodes::gatekeeper::{GatekeeperRules, RuleId};
-use crate::text::facts::FactCache;
-use crate::text::facts::grounded::Added;
-pub use crate::vocab::answer::check_text;
-use crate::vocab::answer::check_text_cached;
-use crate::vocab::answer::{self, titles};
+pub use crate::evidence::answer::check_text;
+use crate::evidence::answer::check_text_cached;
+use crate::evidence::answer::{self, titles};
+use crate::evidence::facts::FactCache;
+use crate::evidence::facts::grounded::Added;
 use crate::vocab::contracts::{ComposerOutput, Severity};
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
 
@@ -49,13 +50,13 @@ pub struct Assembled {
 
 /// A claim id as a model may write it back: NFKC, trimmed, case folded.
 pub fn claim_key(id: &str) -> String {
-    crate::text::facts::normalize(id).trim().to_lowercase()
+    crate::evidence::facts::normalize(id).trim().to_lowercase()
 }
 
 /// Which rule an addition breaks.
 fn rule_of(a: &Added) -> RuleId {
-    if matches!(a, Added::Cause(_)) {
-        RuleId::StatementCause
+    if matches!(a, Added::Ungrounded(_)) {
+        RuleId::StatementGrounded
     } else if a.is_polarity() {
         RuleId::StatementPolarity
     } else {
@@ -67,7 +68,7 @@ fn rule_of(a: &Added) -> RuleId {
 struct On {
     facts: bool,
     polarity: bool,
-    cause: bool,
+    grounded: bool,
     background: bool,
     negative: bool,
     unverified: Option<Severity>,
@@ -81,7 +82,7 @@ impl On {
         On {
             facts: on(RuleId::StatementFacts),
             polarity: on(RuleId::StatementPolarity),
-            cause: on(RuleId::StatementCause),
+            grounded: on(RuleId::StatementGrounded),
             background: rules.severity(RuleId::RunbookBackground).is_some(),
             negative: on(RuleId::NegativeByTemplate),
             unverified: resolved.severity(RuleId::UnverifiedConclusion),
@@ -170,7 +171,7 @@ pub fn assemble_cached(
         if let Some(a) = check_text_cached(&shown, &claims, names, facts) {
             let rule = rule_of(&a);
             let enabled = match rule {
-                RuleId::StatementCause => on.cause,
+                RuleId::StatementGrounded => on.grounded,
                 RuleId::StatementPolarity => on.polarity,
                 _ => on.facts,
             };
@@ -211,7 +212,7 @@ pub fn assemble_cached(
         })
         .collect();
     let mut out = String::new();
-    if let Some(banner) = crate::engine::nodes::fallback::verdict_banner(lang, input.verdict) {
+    if let Some(banner) = crate::evidence::answer::verdict_banner(lang, input.verdict) {
         out.push_str(banner);
     }
     answer::section(&mut out, t.likely_cause, &causes);

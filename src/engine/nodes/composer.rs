@@ -66,7 +66,7 @@ pub(crate) fn known_names(ctx: &RunCtx<'_>) -> Vec<String> {
         .catalog
         .services
         .iter()
-        .map(|s| crate::text::facts::normalize(s).to_lowercase())
+        .map(|s| crate::evidence::facts::normalize(s).to_lowercase())
         .filter(|s| !s.is_empty())
         .collect()
 }

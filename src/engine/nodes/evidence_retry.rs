@@ -8,8 +8,8 @@
 //! not the Verifier, decides what a gap is: a critical fact whose
 //! verification is no_evidence or indirect_support.
 
+use crate::evidence::facts::FactText;
 use crate::text::clean;
-use crate::text::facts::FactText;
 use crate::vocab::contracts::{Lang, Verification, VerifierOutput};
 use crate::vocab::dto::VerifiedProjection;
 use crate::vocab::dto::{

@@ -16,9 +16,10 @@
 //! is said so, never "did not pass structure validation".
 
 use crate::engine::nodes::answer::{self, check_text};
+pub use crate::evidence::answer::verdict_banner;
+use crate::evidence::answer::{evidence_quote, finding_line, negative_line, titles};
 use crate::text::one_line;
 use crate::vocab::agent::AgentRole;
-use crate::vocab::answer::{evidence_quote, finding_line, negative_line};
 use crate::vocab::contracts::{Lang, Severity, Verdict};
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
 use crate::vocab::graph::ReasonCode;
@@ -194,72 +195,6 @@ pub fn pre_verification_answer(
     }
 }
 
-/// The caution line the engine prepends to a Composer answer.
-pub fn verdict_banner(lang: Lang, verdict: Verdict) -> Option<&'static str> {
-    match (lang, verdict) {
-        (_, Verdict::Pass) => None,
-        (Lang::En, Verdict::LowConfid) => Some(
-            "The following is based on the evidence gathered so far; some evidence is still missing, so use it with caution.",
-        ),
-        (Lang::Zh, Verdict::LowConfid) => {
-            Some("以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。")
-        }
-        (Lang::En, Verdict::Reject) => {
-            Some("No reliable conclusion can be drawn from the evidence gathered.")
-        }
-        (Lang::Zh, Verdict::Reject) => Some("当前无法基于已获取证据生成可靠结论。"),
-    }
-}
-
-struct Labels {
-    confirmed_findings: &'static str,
-    confirmed_info: &'static str,
-    not_found: &'static str,
-    current_gaps: &'static str,
-    evidence_gaps: &'static str,
-    still_missing: &'static str,
-    unverified: &'static str,
-    hypothesis: &'static str,
-    next_step: &'static str,
-    none: &'static str,
-    default_step: &'static str,
-}
-
-const EN: Labels = Labels {
-    confirmed_findings: "Confirmed findings:",
-    confirmed_info: "Confirmed information:",
-    not_found: "What the queries did not find:",
-    current_gaps: "Current gaps (not verified):",
-    evidence_gaps: "Evidence gaps (not verified):",
-    still_missing: "Still missing (not verified):",
-    unverified: "Not verified (hypotheses and next steps, not checked against the evidence):",
-    hypothesis: "Hypothesis: ",
-    next_step: "Next step: ",
-    none: "(none)",
-    default_step: "Review the tool calls in the trace and gather the missing evidence.",
-};
-
-const ZH: Labels = Labels {
-    confirmed_findings: "已确认信息：",
-    confirmed_info: "已确认信息：",
-    not_found: "本次查询未检索到：",
-    current_gaps: "当前缺口（未经验证）：",
-    evidence_gaps: "证据缺口（未经验证）：",
-    still_missing: "仍缺少的信息（未经验证）：",
-    unverified: "未经验证（假设与下一步建议，未与证据核对）：",
-    hypothesis: "假设：",
-    next_step: "下一步：",
-    none: "无",
-    default_step: "结合 Trace 中的工具调用记录人工复核，并补充缺失证据。",
-};
-
-fn labels(lang: Lang) -> &'static Labels {
-    match lang {
-        Lang::En => &EN,
-        Lang::Zh => &ZH,
-    }
-}
-
 /// A positive claim as the fallback shows it: its text when the text says
 /// nothing its verified evidence lacks, else that evidence, quoted.
 fn claim_line(lang: Lang, c: &AllowedClaim, names: &[String]) -> String {
@@ -289,7 +224,7 @@ fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
 /// every finding checked against its verified evidence. `names`: service
 /// names the sources know (lower case).
 pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String]) -> String {
-    let t = labels(lang);
+    let t = titles(lang);
     let rule = Some(Severity::None);
     let mut ignored = Vec::new();
     // a cause only a runbook states is background, never a finding
@@ -304,13 +239,7 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
         .collect();
     let background: Vec<String> = background
         .iter()
-        .map(|c| {
-            format!(
-                "{}{}",
-                crate::vocab::answer::titles(lang).background,
-                claim_line(lang, c, names)
-            )
-        })
+        .map(|c| format!("{}{}", t.background, claim_line(lang, c, names)))
         .collect();
     let negatives: Vec<String> = input
         .allowed_claims

@@ -12,12 +12,11 @@
 //! Error lines name the claim, binding and rule and quote at most a short,
 //! control-character-free snippet of model text.
 
-mod excerpt;
 mod rules;
 
-pub use crate::text::facts::{FactCache, FactText};
-pub use excerpt::{Unsupported, supports};
-pub use rules::{ExcerptParams, GatekeeperRules, RULE_SET_VERSION, RuleDef, RuleId};
+pub use crate::evidence::excerpt::{ExcerptParams, ExcerptRule, Unsupported, supports};
+pub use crate::evidence::facts::{FactCache, FactText};
+pub use rules::{GatekeeperRules, RULE_SET_VERSION, RuleDef, RuleId};
 
 use crate::text::{clean, truncate_middle};
 use crate::vocab::contracts::{
@@ -176,7 +175,7 @@ struct Checker<'a, 'f> {
 /// A claim id as the Verifier and Composer may write it back: NFKC,
 /// trimmed, case folded. Two ids equal under it are one id.
 fn claim_id_key(id: &str) -> String {
-    crate::text::facts::normalize(id).trim().to_lowercase()
+    crate::evidence::facts::normalize(id).trim().to_lowercase()
 }
 
 impl<'a, 'f> Checker<'a, 'f> {
@@ -610,7 +609,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 quote(&clean(raw_excerpt, 80)),
                 why.describe()
             );
-            eval.fail(&self.resolved, why.rule(), detail);
+            eval.fail(&self.resolved, excerpt_rule(why.rule()), detail);
         }
     }
 
@@ -703,6 +702,16 @@ impl Eval {
 /// or interpreted.
 pub(crate) fn quote(s: &str) -> String {
     format!("{:?}", truncate_middle(s, 48))
+}
+
+/// The Gatekeeper rule an excerpt check reports under.
+fn excerpt_rule(r: ExcerptRule) -> RuleId {
+    match r {
+        ExcerptRule::Identifies => RuleId::ExcerptIdentifies,
+        ExcerptRule::Facts => RuleId::ExcerptFacts,
+        ExcerptRule::Polarity => RuleId::ExcerptPolarity,
+        ExcerptRule::Supported => RuleId::ExcerptSupported,
+    }
 }
 
 #[cfg(test)]

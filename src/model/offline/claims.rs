@@ -7,6 +7,8 @@
 //! binds both. Runbook text becomes hypotheses and actions, never claims.
 //! Every binding's excerpt is the ref text itself.
 
+use crate::evidence::facts::FactText;
+use crate::evidence::facts::grounded::added;
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
 use crate::model::offline::entities;
@@ -15,8 +17,6 @@ use crate::model::offline::evidence::{
     group_range, is_error_level, level_rank, timing,
 };
 use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
-use crate::text::facts::FactText;
-use crate::text::facts::grounded::added;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
 use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
@@ -131,21 +131,15 @@ pub fn build(
     let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
     // Stable: within each rank, most severe and largest first.
     order.sort_by_key(|i| groups.get(*i).map_or((true, true), |g| asked.rank(g)));
-    for (gi, g) in order
+    for (_, g) in order
         .into_iter()
         .filter_map(|i| Some((i, groups.get(i)?)))
         .take(log_cap.saturating_sub(log_claims))
     {
-        let text = match (history[gi], zh) {
-            (false, _) => group_text(g, zh),
-            (true, false) => format!(
-                "Earlier history, before the alerts became active: {}",
-                group_text(g, zh)
-            ),
-            // A space after every "：" before a name or Han text: text::facts
-            // reads "间：order-service" and "因：告" as one name each.
-            (true, true) => format!("较早的历史记录（早于告警开始时间）： {}", group_text(g, zh)),
-        };
+        // A group logged before the alerts became active says so by its own
+        // times: "before" is a sequence no evidence text states, so the
+        // statement check would not let it through.
+        let text = group_text(g, zh);
         claims.push(claim(
             "observation",
             text,
@@ -501,22 +495,19 @@ fn blamed_text(dep: &str, a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
     let level = g.first().map_or("ERROR", |l| l.level.as_str());
     let d = details(a);
     if zh {
+        // only words its evidence grounds: the caller's lines name `dep`
         format!(
-            "{dep}（{} 的上游依赖）是 {} 的错误日志所指向的可能根因： {} 记录了 {}{}，模式为 \"{}\"，同时告警 {} 处于 {}（{d}）",
-            a.service,
-            a.service,
+            "{dep} 的可能根因： 告警 {} 处于 {}（{d}）期间，{} 记录了 {}{}，模式为 \"{}\"",
+            a.alertname,
+            a.state,
             a.service,
             lines_zh(g, level),
             time_range(g, true),
-            quote(g),
-            a.alertname,
-            a.state
+            quote(g)
         )
     } else {
         format!(
-            "{dep}, upstream of {}, is the likely cause {}'s errors point to: {} logged {}{} matching \"{}\" while {} is {} ({d})",
-            a.service,
-            a.service,
+            "{dep}, the likely cause: {} logged {}{} matching \"{}\" while {} is {} ({d})",
             a.service,
             lines_en(g, level, ""),
             time_range(g, false),

@@ -12,18 +12,17 @@
 //! The engine shows only the `statements` (each naming its claim) and
 //! assembles the answer itself; `user_facing_answer` is the draft a
 //! seed-002 Composer would write. A claim text that says more than its
-//! verified evidence (the answer check, `vocab::answer::check_text`) is
+//! verified evidence (the answer check, `evidence::answer::check_text`) is
 //! stated by its evidence instead, so an honest offline run is never
 //! rejected for the Executor's wording.
 
+use crate::evidence::answer::{self, check_text, evidence_quote};
 use crate::text::clean;
-use crate::vocab::answer::{check_text, evidence_quote};
 use crate::vocab::contracts::{
     ComposerAction, ComposerOutput, ComposerStatement, Lang, OVERSTATEMENT_PHRASES, Verdict,
-    Verification, find_overstatement,
+    find_overstatement,
 };
 use crate::vocab::dto::{AllowedClaim, ComposerInput};
-use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
 use std::fmt::Write;
 
 pub fn compose(input: &ComposerInput) -> ComposerOutput {
@@ -54,12 +53,12 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
     section(
         &mut out,
         if zh { "可能原因" } else { "Likely cause" },
-        causes.iter().map(|c| finding_line(c, zh)),
+        causes.iter().map(|c| finding_line(c, input.lang)),
     );
     section(
         &mut out,
         if zh { "发现" } else { "Findings" },
-        findings.iter().map(|c| finding_line(c, zh)),
+        findings.iter().map(|c| finding_line(c, input.lang)),
     );
     section(
         &mut out,
@@ -68,7 +67,9 @@ pub fn compose(input: &ComposerInput) -> ComposerOutput {
         } else {
             "What the queries did not find"
         },
-        negatives.iter().map(|c| negative_line(c, zh)),
+        negatives
+            .iter()
+            .map(|c| answer::negative_line(input.lang, c)),
     );
     section(
         &mut out,
@@ -205,7 +206,7 @@ fn bounded_quote(lang: Lang, c: &AllowedClaim) -> String {
 }
 
 /// A statement's room for quoted evidence, below the answer's cut.
-const QUOTE_CHARS: usize = crate::vocab::answer::STATEMENT_CHARS / 2;
+const QUOTE_CHARS: usize = crate::evidence::answer::STATEMENT_CHARS / 2;
 
 fn opening(verdict: Verdict, nothing_positive: bool, zh: bool) -> &'static str {
     match (verdict, nothing_positive, zh) {
@@ -244,114 +245,9 @@ fn section(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {
     }
 }
 
-/// `[query_logs #12 x5]`: which invocations back the claim.
-fn citation(c: &AllowedClaim) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut seen: Vec<(String, i64)> = Vec::new();
-    for e in &c.evidence {
-        let key = (e.tool_name.clone(), e.source_invocation_id);
-        if seen.contains(&key) {
-            continue;
-        }
-        let n = c
-            .evidence
-            .iter()
-            .filter(|x| {
-                x.tool_name == e.tool_name && x.source_invocation_id == e.source_invocation_id
-            })
-            .count();
-        parts.push(if n > 1 {
-            format!("{} #{} x{n}", e.tool_name, e.source_invocation_id)
-        } else {
-            format!("{} #{} {}", e.tool_name, e.source_invocation_id, e.raw_path)
-        });
-        seen.push(key);
-    }
-    format!("[{}]", parts.join("; "))
-}
-
-fn finding_line(c: &AllowedClaim, zh: bool) -> String {
-    let mark = match (c.verification, zh) {
-        (Verification::IndirectSupport, false) => " (indirect support only)",
-        (Verification::IndirectSupport, true) => "（仅有间接证据）",
-        _ => "",
-    };
-    format!("{}{mark} {}", clean(&c.claim_text, 400), citation(c))
-}
-
-/// The `query=` part of a `$.no_evidence` text.
-fn no_evidence_query(matched_text: &str) -> String {
-    matched_text
-        .split(';')
-        .find_map(|s| s.trim().strip_prefix("query="))
-        .map(|q| clean(q, 160))
-        .unwrap_or_default()
-}
-
-/// The service a source said it does not name, from the query of the
-/// `$.no_evidence` text that says so.
-fn unknown_service(c: &AllowedClaim) -> Option<String> {
-    c.evidence
-        .iter()
-        .filter(|e| e.matched_text.contains(UNKNOWN_SERVICE_NOTE))
-        .find_map(|e| {
-            let query = no_evidence_query(&e.matched_text);
-            let value = query
-                .split_whitespace()
-                .find_map(|kv| kv.strip_prefix("service="))?;
-            Some(value.to_string()).filter(|v| !v.is_empty())
-        })
-}
-
-/// A negative claim, re-worded from the `$.no_evidence` text it rests on.
-fn negative_line(c: &AllowedClaim, zh: bool) -> String {
-    let Some(e) = c.evidence.first() else {
-        return String::new();
-    };
-    if let Some(service) = unknown_service(c) {
-        let queries: Vec<String> = c
-            .evidence
-            .iter()
-            .map(|e| format!("{} ({})", e.tool_name, no_evidence_query(&e.matched_text)))
-            .collect();
-        return if zh {
-            format!(
-                "这些数据源中没有名为 {service} 的服务：{} 都没有它的任何记录。请核对服务名，或接入记录它的数据源。 {}",
-                queries.join("、"),
-                citation(c)
-            )
-        } else {
-            format!(
-                "No service named {service} in these sources: {} returned nothing from it. Check the name, or add the source that holds it. {}",
-                queries.join(", "),
-                citation(c)
-            )
-        };
-    }
-    let query = no_evidence_query(&e.matched_text);
-    let (noun_en, noun_zh) = match e.tool_name.as_str() {
-        QUERY_METRICS => ("alerts", "告警"),
-        LOOKUP_KNOWLEDGE => ("documents", "文档"),
-        _ => ("logs", "日志"),
-    };
-    let q = if query.is_empty() {
-        String::new()
-    } else {
-        format!(" ({query})")
-    };
-    if zh {
-        format!(
-            "查询 {}{q} 未检索到匹配的{noun_zh}。这只说明本次查询没有命中结果，不能据此下结论。 {}",
-            e.tool_name,
-            citation(c)
-        )
-    } else {
-        format!(
-            "The query {}{q} found no matching {noun_en}. This only means the query returned nothing; it is not a conclusion about the system. {}",
-            e.tool_name,
-            citation(c)
-        )
-    }
+/// A positive finding line: the claim's own text and its citation.
+fn finding_line(c: &AllowedClaim, lang: Lang) -> String {
+    answer::finding_line(lang, &clean(&c.claim_text, 400), &[c])
 }
 
 fn summary(
@@ -370,7 +266,7 @@ fn summary(
             .map_or(String::new(), |c| clean(&c.claim_text, 300));
     }
     if findings.is_empty()
-        && let Some(service) = negatives.iter().find_map(|c| unknown_service(c))
+        && let Some(service) = negatives.iter().find_map(|c| answer::unknown_service(c))
     {
         return if zh {
             format!("这些数据源中没有名为 {service} 的服务。")

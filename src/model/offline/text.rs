@@ -115,10 +115,7 @@ pub fn is_stopword(w: &str) -> bool {
     STOPWORDS.contains(&w)
 }
 
-/// True for CJK ideographs (the range `Lang::detect` uses).
-pub fn is_han(c: char) -> bool {
-    matches!(c as u32, 0x4E00..=0x9FFF | 0x3400..=0x4DBF)
-}
+pub use crate::text::is_han;
 
 /// Lowercase ASCII-alphanumeric words (split on anything else, `-` too),
 /// plus bigrams of each run of Han characters.

@@ -112,7 +112,7 @@ pub fn parse_composer_output(text: &str) -> Result<ComposerOutput, ParseFailure>
 /// Phrases that turn "this query found nothing" into a conclusion the
 /// evidence cannot carry, matched case-insensitively. The evaluation counts
 /// them as over-claims; the answer check itself compares facts (polarity
-/// and state words, `text::facts::grounded`), which also catches the
+/// and state words, `evidence::facts::grounded`), which also catches the
 /// paraphrases no list can hold.
 pub const OVERSTATEMENT_PHRASES: &[&str] = &[
     "ruled out",

@@ -1,6 +1,6 @@
 use super::*;
-use crate::text::facts::FactText;
-use crate::text::facts::grounded::concludes;
+use crate::evidence::facts::FactText;
+use crate::evidence::facts::grounded::concludes;
 use crate::vocab::contracts::{Hypothesis, NO_EVIDENCE_PATH, RecommendedAction};
 use crate::vocab::contracts::{OVERSTATEMENT_PHRASES, Verification};
 use crate::vocab::dto::VerifiedEvidence;
@@ -274,7 +274,7 @@ fn templates_follow_the_verdict_in_both_languages() {
     let claims = || {
         vec![
             allowed(
-                "order-service pool exhausted",
+                "order-service HikariPool-1 ERROR",
                 false,
                 Verification::DirectEvidence,
             ),
@@ -293,7 +293,7 @@ fn templates_follow_the_verdict_in_both_languages() {
     assert!(en_low.starts_with(verdict_banner(Lang::En, Verdict::LowConfid).unwrap()));
     for part in [
         "Confirmed information:",
-        "- order-service pool exhausted [query_logs #17 $.logs[0]]",
+        "- order-service HikariPool-1 ERROR [query_logs #17 $.logs[0]]",
         "HikariPool-1 errors on order-service (indirect support only)",
         "Current gaps (not verified):",
         "- database metrics",
@@ -373,8 +373,8 @@ fn empty_material_still_renders_every_section() {
             i.recommended_actions.clear();
             let a = post_verifier_answer(lang, &i, &names());
             assert!(!has_overstatement(&a), "{a}");
-            assert!(a.contains(labels(lang).none), "{a}");
-            assert!(a.contains(labels(lang).default_step), "{a}");
+            assert!(a.contains(titles(lang).none), "{a}");
+            assert!(a.contains(titles(lang).default_step), "{a}");
         }
     }
 }
@@ -429,7 +429,7 @@ fn concluding_hypotheses_actions_and_gaps_are_dropped_and_text_is_one_line() {
         Lang::En,
         Verdict::LowConfid,
         vec![allowed(
-            "order-service\n\u{1b}[2Jpool exhausted",
+            "order-service\n\u{1b}[2JHikariPool-1 ERROR",
             false,
             Verification::DirectEvidence,
         )],
@@ -439,7 +439,7 @@ fn concluding_hypotheses_actions_and_gaps_are_dropped_and_text_is_one_line() {
     i.missing_info = vec!["none, everything ruled-out".into(), "数据库一切正常".into()];
     let a = post_verifier_answer(Lang::En, &i, &names());
     assert!(!has_overstatement(&a), "{a}");
-    assert!(a.contains("- order-service pool exhausted"), "{a}");
+    assert!(a.contains("- order-service HikariPool-1 ERROR"), "{a}");
     assert!(!a.contains('\u{1b}'));
     assert!(
         !a.contains("healthy") && !a.contains("no issue") && !a.contains("正常"),

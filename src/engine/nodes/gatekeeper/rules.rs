@@ -6,6 +6,7 @@
 //! is strict: an unknown, missing or duplicated rule id is an error, so a
 //! typo in the file cannot silently switch a check off.
 
+use crate::evidence::excerpt::ExcerptParams;
 use crate::vocab::contracts::{RuleSummary, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -15,7 +16,7 @@ const SHIPPED_JSON: &str = include_str!("../gatekeeper-rules.json");
 
 /// The version of the rules this code implements; the shipped file says
 /// the same (a unit test keeps them equal).
-pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v5";
+pub const RULE_SET_VERSION: &str = "gatekeeper-rules-v6";
 
 /// Every rule the Gatekeeper implements. The discriminant indexes the
 /// resolved severity table.
@@ -46,7 +47,7 @@ pub enum RuleId {
     StatementPolarity,
     NegativeByTemplate,
     UnverifiedConclusion,
-    StatementCause,
+    StatementGrounded,
     RunbookBackground,
 }
 
@@ -77,7 +78,7 @@ impl RuleId {
         RuleId::StatementPolarity,
         RuleId::NegativeByTemplate,
         RuleId::UnverifiedConclusion,
-        RuleId::StatementCause,
+        RuleId::StatementGrounded,
         RuleId::RunbookBackground,
     ];
 
@@ -108,7 +109,7 @@ impl RuleId {
             RuleId::StatementPolarity => "answer.statement_polarity",
             RuleId::NegativeByTemplate => "answer.negative_by_template",
             RuleId::UnverifiedConclusion => "answer.unverified_conclusion",
-            RuleId::StatementCause => "answer.statement_cause",
+            RuleId::StatementGrounded => "answer.statement_grounded",
             RuleId::RunbookBackground => "answer.runbook_background",
         }
     }
@@ -145,7 +146,7 @@ impl RuleId {
             | RuleId::StatementFacts
             | RuleId::StatementPolarity
             | RuleId::NegativeByTemplate
-            | RuleId::StatementCause => Severity::Reject,
+            | RuleId::StatementGrounded => Severity::Reject,
             RuleId::UnverifiedConclusion | RuleId::RunbookBackground => Severity::None,
             RuleId::HasClaims
             | RuleId::ClaimHasBindings
@@ -181,43 +182,6 @@ pub struct RuleDef {
 pub struct GatekeeperRules {
     pub rule_set_version: String,
     pub rules: Vec<RuleDef>,
-}
-
-/// Parameters of the excerpt rules (`binding.excerpt_supported`:
-/// `min_token_overlap`; `binding.excerpt_identifies`: `min_excerpt_chars`,
-/// `min_content_units`) and which of the four excerpt checks are enabled.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ExcerptParams {
-    pub min_token_overlap: f64,
-    pub min_excerpt_chars: usize,
-    /// Fact units an excerpt needs to identify its ref (a Han character
-    /// counts half).
-    pub min_content_units: f64,
-    pub overlap: bool,
-    pub identifies: bool,
-    pub facts: bool,
-    pub polarity: bool,
-}
-
-impl Default for ExcerptParams {
-    fn default() -> Self {
-        ExcerptParams {
-            min_token_overlap: 0.8,
-            min_excerpt_chars: 3,
-            min_content_units: 2.0,
-            overlap: true,
-            identifies: true,
-            facts: true,
-            polarity: true,
-        }
-    }
-}
-
-impl ExcerptParams {
-    /// Whether any excerpt check runs.
-    pub fn any(&self) -> bool {
-        self.overlap || self.identifies || self.facts || self.polarity
-    }
 }
 
 static SHIPPED: LazyLock<GatekeeperRules> = LazyLock::new(|| {

@@ -5,7 +5,7 @@
 //! H10), like a negation (`binding.excerpt_polarity`).
 
 use super::{unit_matches, units};
-use crate::text::facts::{FactText, Join};
+use crate::evidence::facts::{FactText, Join};
 
 /// English condition and modal words.
 fn is_condition_en(w: &str) -> bool {

@@ -1,6 +1,6 @@
 //! The one Unicode normalisation every fact comparison starts from.
 
-use crate::text::chars::is_invisible;
+use crate::text::is_invisible;
 use unicode_normalization::UnicodeNormalization;
 
 /// `text` in NFKC with decimal digits of every script as ASCII, invisible

@@ -9,12 +9,12 @@
 //! wording, so "found nothing" cannot read as "ruled out" whoever wrote
 //! the claim.
 
-use crate::text::facts::cause::unbacked_cause;
-use crate::text::facts::grounded::{Added, added, concludes};
-use crate::text::facts::{FactCache, FactText};
+use crate::evidence::facts::grounded::{Added, added, concludes};
+use crate::evidence::facts::{FactCache, FactText};
+use crate::evidence::ground::{Source, fold, ungrounded};
 use crate::text::{clean, one_line};
-use crate::vocab::contracts::{Lang, Verification};
-use crate::vocab::dto::AllowedClaim;
+use crate::vocab::contracts::{Lang, Verdict, Verification};
+use crate::vocab::dto::{AllowedClaim, VerifiedEvidence};
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS, UNKNOWN_SERVICE_NOTE};
 use std::sync::Arc;
 
@@ -36,6 +36,14 @@ pub struct Titles {
     pub background: &'static str,
     pub indirect: &'static str,
     pub none: &'static str,
+    /// The post-verifier fallback's sections.
+    pub confirmed_findings: &'static str,
+    pub confirmed_info: &'static str,
+    pub current_gaps: &'static str,
+    pub evidence_gaps: &'static str,
+    pub still_missing: &'static str,
+    /// The next step the fallback gives when the Executor gave none.
+    pub default_step: &'static str,
 }
 
 const EN: Titles = Titles {
@@ -49,6 +57,12 @@ const EN: Titles = Titles {
     background: "Runbook background (not observed here): ",
     indirect: " (indirect support only)",
     none: "(none)",
+    confirmed_findings: "Confirmed findings:",
+    confirmed_info: "Confirmed information:",
+    current_gaps: "Current gaps (not verified):",
+    evidence_gaps: "Evidence gaps (not verified):",
+    still_missing: "Still missing (not verified):",
+    default_step: "Review the tool calls in the trace and gather the missing evidence.",
 };
 
 const ZH: Titles = Titles {
@@ -62,12 +76,35 @@ const ZH: Titles = Titles {
     background: "运行手册背景（未在本系统中观测到）：",
     indirect: "（仅有间接证据）",
     none: "无",
+    confirmed_findings: "已确认信息：",
+    confirmed_info: "已确认信息：",
+    current_gaps: "当前缺口（未经验证）：",
+    evidence_gaps: "证据缺口（未经验证）：",
+    still_missing: "仍缺少的信息（未经验证）：",
+    default_step: "结合 Trace 中的工具调用记录人工复核，并补充缺失证据。",
 };
 
 pub fn titles(lang: Lang) -> &'static Titles {
     match lang {
         Lang::En => &EN,
         Lang::Zh => &ZH,
+    }
+}
+
+/// The caution line the engine prepends to a Composer answer.
+pub fn verdict_banner(lang: Lang, verdict: Verdict) -> Option<&'static str> {
+    match (lang, verdict) {
+        (_, Verdict::Pass) => None,
+        (Lang::En, Verdict::LowConfid) => Some(
+            "The following is based on the evidence gathered so far; some evidence is still missing, so use it with caution.",
+        ),
+        (Lang::Zh, Verdict::LowConfid) => {
+            Some("以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。")
+        }
+        (Lang::En, Verdict::Reject) => {
+            Some("No reliable conclusion can be drawn from the evidence gathered.")
+        }
+        (Lang::Zh, Verdict::Reject) => Some("当前无法基于已获取证据生成可靠结论。"),
     }
 }
 
@@ -231,22 +268,34 @@ pub fn evidence_quote(lang: Lang, c: &AllowedClaim) -> String {
     format!("{lead}{}", quotes.join("; "))
 }
 
-/// What a statement or claim text is checked against: the verified
-/// evidence texts of its claims and the names of the tools that returned
-/// them. Never the claim texts, and no invocation id or array index (code
-/// writes the citation; a `0` there must not back "zero errors").
-pub fn evidence_texts(claims: &[&AllowedClaim], facts: &mut FactCache) -> Vec<Arc<FactText>> {
-    claims
-        .iter()
-        .flat_map(|c| c.evidence.iter())
-        .flat_map(|e| [&e.matched_text, &e.tool_name])
-        .map(|t| facts.get(t))
+/// The evidence a statement about `claims` may rest on: every verified
+/// evidence of theirs, except that knowledge-base text (runbooks) grounds
+/// nothing when any of it was observed in this system, so a mixed claim
+/// shows only its observed part as a finding.
+pub fn grounding_evidence<'a>(claims: &[&'a AllowedClaim]) -> Vec<&'a VerifiedEvidence> {
+    let all = claims.iter().flat_map(|c| c.evidence.iter());
+    let observed = all.clone().any(|e| e.tool_name != LOOKUP_KNOWLEDGE);
+    all.filter(|e| !observed || e.tool_name != LOOKUP_KNOWLEDGE)
         .collect()
 }
 
-/// What `text` adds to its claims' verified evidence, if anything
-/// (`text::facts::grounded::added`). `names`: service names the sources
-/// know, lower case.
+/// What a statement or claim text is checked against: the verified
+/// evidence texts of its claims (as [`grounding_evidence`] keeps them),
+/// folded as the statement check reads them. Never the claim texts, and
+/// no invocation id or array index (code writes the citation; a `0` there
+/// must not back "zero errors").
+pub fn evidence_texts(claims: &[&AllowedClaim], facts: &mut FactCache) -> Vec<Arc<FactText>> {
+    grounding_evidence(claims)
+        .into_iter()
+        .map(|e| facts.get(&fold(&e.matched_text)))
+        .collect()
+}
+
+/// What `text` adds to its claims' verified evidence, if anything: a word
+/// the evidence does not ground (`evidence::ground`), then a negation,
+/// state or recombination of facts the evidence does not make
+/// (`evidence::facts::grounded::added`). `names`: service names the
+/// sources know, lower case.
 pub fn check_text(text: &str, claims: &[&AllowedClaim], names: &[String]) -> Option<Added> {
     check_text_cached(text, claims, names, &mut FactCache::default())
 }
@@ -258,16 +307,26 @@ pub fn check_text_cached(
     names: &[String],
     facts: &mut FactCache,
 ) -> Option<Added> {
-    let evidence = evidence_texts(claims, facts);
-    match added(&FactText::new(text), &evidence, names) {
-        // facts of two texts linked by a cause word: the link is the lie
-        a @ (None | Some(Added::Recombined(_))) => {
-            unbacked_cause(text, &evidence, names, rests_on_observed_cause(claims))
-                .map(Added::Cause)
-                .or(a)
-        }
-        other => other,
+    let kept = grounding_evidence(claims);
+    let evidence: Vec<Arc<FactText>> = kept
+        .iter()
+        .map(|e| facts.get(&fold(&e.matched_text)))
+        .collect();
+    let sources: Vec<Source<'_>> = evidence
+        .iter()
+        .zip(&kept)
+        .map(|(t, e)| Source {
+            text: t,
+            tool: &e.tool_name,
+        })
+        .collect();
+    let raw: Vec<&str> = kept.iter().map(|e| e.matched_text.as_str()).collect();
+    let statement = FactText::new(&fold(text));
+    let hedged_cause = rests_on_observed_cause(claims);
+    if let Some(u) = ungrounded(text, &statement, &sources, &raw, hedged_cause) {
+        return Some(Added::Ungrounded(u));
     }
+    added(&statement, &evidence, names)
 }
 
 /// Whether one of `claims` is a root_cause claim with evidence observed in

@@ -20,14 +20,9 @@
 //! other's parts" one substring search.
 
 mod cache;
-pub mod cause;
 pub mod clauses;
-pub mod compare;
-pub mod gloss;
 pub mod grounded;
-pub mod names;
 mod normal;
-pub mod scope;
 pub mod stamp;
 pub mod states;
 mod units;
@@ -37,12 +32,13 @@ pub use cache::FactCache;
 pub use normal::normalize;
 pub use units::{number_value, numbers_match, quantities_match, unit_after};
 
+pub use crate::text::is_han;
+use crate::text::{han_number, is_han_numeral};
 use stamp::Stamp;
 use unicode_normalization::char::is_combining_mark;
 use words::{
-    han_number, is_filler_en, is_filler_han, is_han_non_negation, is_han_non_negation_after,
-    is_han_numeral, is_negator_en, is_negator_han, is_polarity_en, lone_han_numeral_counts,
-    number_word,
+    is_filler_en, is_filler_han, is_han_non_negation, is_han_non_negation_after, is_negator_en,
+    is_negator_han, is_polarity_en, lone_han_numeral_counts, number_word,
 };
 
 /// What a part is.
@@ -104,12 +100,6 @@ pub struct FactText {
     polar: Vec<(u32, &'static str)>,
     /// The normalised source, kept when it has `key=value` fields.
     fields_source: String,
-}
-
-pub fn is_han(c: char) -> bool {
-    matches!(c as u32,
-        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF
-        | 0x3040..=0x309F | 0x30A0..=0x30FF)
 }
 
 fn is_connector(c: char) -> bool {

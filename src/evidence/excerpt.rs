@@ -28,10 +28,67 @@
 //! of the ref's parts needs only the clause check after one substring
 //! search.
 
-use crate::engine::nodes::gatekeeper::rules::{ExcerptParams, RuleId};
-use crate::text::facts::words::canonical_unit;
-use crate::text::facts::{FactText, Join, Kind, number_value, numbers_match, unit_after};
+use crate::evidence::facts::words::canonical_unit;
+use crate::evidence::facts::{FactText, Join, Kind, number_value, numbers_match, unit_after};
 use std::collections::HashSet;
+
+/// The four excerpt checks, each a Gatekeeper rule of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExcerptRule {
+    Identifies,
+    Facts,
+    Polarity,
+    Supported,
+}
+
+impl ExcerptRule {
+    /// The rule id the Gatekeeper reports it under.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExcerptRule::Identifies => "binding.excerpt_identifies",
+            ExcerptRule::Facts => "binding.excerpt_facts",
+            ExcerptRule::Polarity => "binding.excerpt_polarity",
+            ExcerptRule::Supported => "binding.excerpt_supported",
+        }
+    }
+}
+
+/// Parameters of the excerpt rules (`binding.excerpt_supported`:
+/// `min_token_overlap`; `binding.excerpt_identifies`: `min_excerpt_chars`,
+/// `min_content_units`) and which of the four excerpt checks are enabled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExcerptParams {
+    pub min_token_overlap: f64,
+    pub min_excerpt_chars: usize,
+    /// Fact units an excerpt needs to identify its ref (a Han character
+    /// counts half).
+    pub min_content_units: f64,
+    pub overlap: bool,
+    pub identifies: bool,
+    pub facts: bool,
+    pub polarity: bool,
+}
+
+impl Default for ExcerptParams {
+    fn default() -> Self {
+        ExcerptParams {
+            min_token_overlap: 0.8,
+            min_excerpt_chars: 3,
+            min_content_units: 2.0,
+            overlap: true,
+            identifies: true,
+            facts: true,
+            polarity: true,
+        }
+    }
+}
+
+impl ExcerptParams {
+    /// Whether any excerpt check runs.
+    pub fn any(&self) -> bool {
+        self.overlap || self.identifies || self.facts || self.polarity
+    }
+}
 
 /// Why an excerpt was judged unsupported, for the error line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,17 +113,17 @@ pub enum Unsupported {
 }
 
 impl Unsupported {
-    /// The rule whose check failed.
-    pub fn rule(&self) -> RuleId {
+    /// The check that failed.
+    pub fn rule(&self) -> ExcerptRule {
         match self {
-            Unsupported::TooShort | Unsupported::Unidentifying => RuleId::ExcerptIdentifies,
+            Unsupported::TooShort | Unsupported::Unidentifying => ExcerptRule::Identifies,
             Unsupported::FactMissing(_)
             | Unsupported::NotQuoted(_)
-            | Unsupported::FieldConflict(_) => RuleId::ExcerptFacts,
+            | Unsupported::FieldConflict(_) => ExcerptRule::Facts,
             Unsupported::PolarityDropped(_) | Unsupported::PolarityAdded(_) => {
-                RuleId::ExcerptPolarity
+                ExcerptRule::Polarity
             }
-            Unsupported::LowOverlap => RuleId::ExcerptSupported,
+            Unsupported::LowOverlap => ExcerptRule::Supported,
         }
     }
 
@@ -155,7 +212,7 @@ pub fn supports(
         }
         if m.is_empty() && u.content {
             let why = missing(excerpt, u, key);
-            if why.rule() == RuleId::ExcerptPolarity && p.polarity || p.facts {
+            if why.rule() == ExcerptRule::Polarity && p.polarity || p.facts {
                 return Err(why);
             }
         }
@@ -527,7 +584,7 @@ fn distinct_content<'a>(t: &'a FactText, units: &'a [Unit]) -> impl Iterator<Ite
 
 /// A joined run of words ending in a service word (`order-service`,
 /// `api-gateway`): it names a service, which many refs share.
-fn is_service_name(t: &FactText, parts: &[crate::text::facts::Part]) -> bool {
+fn is_service_name(t: &FactText, parts: &[crate::evidence::facts::Part]) -> bool {
     parts.iter().all(|x| x.kind != Kind::Number)
         && parts.last().is_some_and(|x| {
             matches!(

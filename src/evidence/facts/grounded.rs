@@ -23,13 +23,12 @@
 //! - a *cause*, *scope*, *comparison*, *severity or metric* word, a service
 //!   name however spelt, or facts of one clause taken from two evidence
 //!   texts: the sibling modules `cause`, `scope`, `compare`, `names` and
-//!   `clauses` (the caller, `vocab::answer::check_text`, runs `cause`).
+//!   `clauses` (the caller, `evidence::answer::check_text`, runs `cause`).
 //!
 //! The check reads facts, not phrases: "ruled-out", "confirmed to be
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
 
-use super::words::{SERVICE_LEADS_HAN, SERVICE_WORDS_HAN, infra_component, service_head_han};
 use super::{FactText, Join, Kind, number_value, quantities_match, states, unit_after};
 
 /// What a statement adds to its evidence.
@@ -45,9 +44,9 @@ pub enum Added {
     State(String),
     /// Facts of one clause that no single evidence text holds together.
     Recombined(String),
-    /// A cause word (caused, because, 导致...) no single evidence text
-    /// backs: a link between facts that no evidence states.
-    Cause(String),
+    /// A word the evidence does not ground (the allowlist,
+    /// `evidence::ground`).
+    Ungrounded(crate::evidence::ground::Ungrounded),
 }
 
 impl Added {
@@ -67,9 +66,19 @@ impl Added {
             Added::Recombined(f) => {
                 format!("puts {f:?} in one clause, which no single evidence text says together")
             }
-            Added::Cause(w) => format!(
-                "states a cause ({w:?}) that no single evidence text states with the same facts"
-            ),
+            Added::Ungrounded(u) => u.describe(),
+        }
+    }
+
+    /// The word or fact the statement adds, as it wrote it.
+    pub fn word(&self) -> &str {
+        match self {
+            Added::Name(w)
+            | Added::Number(w)
+            | Added::Negation(w)
+            | Added::State(w)
+            | Added::Recombined(w) => w,
+            Added::Ungrounded(u) => &u.word,
         }
     }
 }
@@ -91,110 +100,25 @@ pub fn added<E: std::borrow::Borrow<FactText>>(
         .map(|p| p.clause)
         .collect();
     let clause_negated = |i: usize| parts.get(i).is_some_and(|p| negated.contains(&p.clause));
-    for (first, last) in statement.units() {
-        let Some(p) = parts.get(first) else { continue };
-        let text = statement.text(p);
-        if let Some(st) = statement.stamp(p.kind) {
-            let found = evidence
-                .iter()
-                .any(|e| e.stamps().iter().any(|&rs| st.renders(rs)));
-            if !found {
-                return Some(Added::Number("a timestamp".into()));
-            }
-            continue;
+    // state words first, so "ruled-out" reads as the state it says
+    for (i, q) in parts.iter().enumerate() {
+        let w = statement.text(q);
+        let state = match q.kind {
+            Kind::Polarity => w.is_ascii(),
+            Kind::Word | Kind::Filler => states::is_state_en(statement, i),
+            _ => false,
+        };
+        if state && !states_rest_on(evidence, concept(w), clause_negated(i)) {
+            return Some(Added::State(w.to_string()));
         }
-        // state words first, so "ruled-out" reads as the state it says
-        for i in first..=last {
-            let Some(q) = parts.get(i) else { continue };
-            let w = statement.text(q);
-            let state = match q.kind {
-                Kind::Polarity => w.is_ascii(),
-                Kind::Word | Kind::Filler => is_health_en(w) || states::is_state_en(statement, i),
-                _ => false,
-            };
-            if state && !states_rest_on(evidence, concept(w), clause_negated(i)) {
-                return Some(Added::State(w.to_string()));
-            }
-        }
-        if last > first {
-            let key = ident_key(statement, first, last);
-            if !key.is_empty() && !evidence.iter().any(|e| spells(e, &key)) {
-                return Some(Added::Name(unit_text(statement, first, last)));
-            }
-            continue;
-        }
-        match p.kind {
-            Kind::Number if text != "one" => {
-                let unit = unit_after(statement, first);
-                let magnitude = super::units::magnitude_after(statement, first);
-                if !evidence.iter().any(|e| {
-                    number_at(e, text, unit)
-                        .into_iter()
-                        .any(|j| super::units::magnitude_after(e, j) == magnitude)
-                }) {
-                    // `k8s`, `v2`, `pod7`: an identifier with a digit, not a reading
-                    if number_value(text).is_none() {
-                        let spelled = infra_component(text).is_some_and(|spellings| {
-                            evidence
-                                .iter()
-                                .any(|e| spellings.iter().any(|w| has_word(e, w)))
-                        });
-                        if !spelled {
-                            return Some(Added::Name(text.to_string()));
-                        }
-                    } else {
-                        return Some(Added::Number(text.to_string()));
-                    }
-                }
-            }
-            // 零 alone (零错误 "zero errors") is the number 0
-            Kind::Han
-                if matches!(text, "零" | "〇")
-                    && !evidence
-                        .iter()
-                        .any(|e| !number_at(e, "0", "").is_empty() || has_word(e, text)) =>
-            {
-                return Some(Added::Number(text.to_string()));
-            }
-            Kind::Word | Kind::Filler
-                if names.iter().any(|n| n == text)
-                    && !evidence.iter().any(|e| has_word(e, text)) =>
-            {
-                return Some(Added::Name(text.to_string()));
-            }
-            // a component no source lists (`redis`, `kafka`) is a name all the same
-            Kind::Word | Kind::Filler | Kind::Polarity => {
-                if let Some(spellings) = infra_component(text)
-                    && !evidence
-                        .iter()
-                        .any(|e| spellings.iter().any(|w| has_word(e, w)))
-                {
-                    return Some(Added::Name(text.to_string()));
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(name) = super::names::unsupported_name(statement, evidence, names) {
-        return Some(Added::Name(name));
-    }
-    if let Some(a) = super::compare::unsupported_word(statement, evidence) {
-        return Some(a);
     }
     if let Some(pair) = super::clauses::recombined(statement, evidence, names) {
         return Some(Added::Recombined(pair));
-    }
-    if let Some(name) = han_service_names(statement)
-        .into_iter()
-        .find(|n| !han_name_in(evidence, n))
-    {
-        return Some(Added::Name(n_text(&name)));
     }
     let han = statement
         .han_polarity()
         .iter()
         .map(|(i, w)| (*i as usize, *w))
-        .chain(han_health_words(statement))
         .chain(states::han_states(statement));
     for (i, w) in han {
         if !states_rest_on(evidence, concept(w), clause_negated(i)) {
@@ -212,7 +136,7 @@ pub fn added<E: std::borrow::Borrow<FactText>>(
             return Some(Added::Negation(word));
         }
     }
-    super::scope::unsupported_scope(statement, evidence).map(Added::Name)
+    None
 }
 
 /// A state the statement says rests on evidence that says it; one the
@@ -340,183 +264,12 @@ pub fn concept(w: &str) -> &str {
     }
 }
 
-/// English health, absence and conclusion words that are not state words
-/// of the excerpt rules (a ref may say them in passing), but that an
-/// answer may not add: "no problem", "nothing wrong", "all good", "free
-/// of errors", "lacks errors".
-fn is_health_en(w: &str) -> bool {
-    matches!(
-        w,
-        "problem"
-            | "problems"
-            | "issue"
-            | "issues"
-            | "wrong"
-            | "fault"
-            | "faults"
-            | "faulty"
-            | "good"
-            | "lack"
-            | "lacks"
-            | "lacking"
-            | "absence"
-            | "missing"
-            | "free"
-    )
-}
-
 /// Chinese health and conclusion words outside the excerpt rules' state
 /// words (问题 "problem", 没事 "nothing wrong", 一切 "everything").
 const HEALTH_HAN: &[&str] = &["问题", "没事", "无碍"];
 
 fn han_health_words(t: &FactText) -> Vec<(usize, &'static str)> {
     super::states::han_pairs(t, HEALTH_HAN)
-}
-
-/// A Chinese service name: the characters before its head word, and the head.
-struct HanName {
-    prefix: String,
-    head: &'static str,
-}
-
-fn n_text(n: &HanName) -> String {
-    format!("{}{}", n.prefix, n.head)
-}
-
-/// Whether the evidence names the Chinese-named service `n`: spelled as
-/// the statement spells it, or in English by the service-word glossary
-/// (订单服务 = order-service, order_service, OrderService), possibly after
-/// a word that stands before names (调用订单服务). A name the glossary
-/// cannot translate whole must be spelled.
-fn han_name_in(evidence: &[&FactText], n: &HanName) -> bool {
-    let chars: Vec<char> = n.prefix.chars().collect();
-    for skip in 0..chars.len() {
-        let lead: String = chars.iter().take(skip).collect();
-        if skip > 0 && !is_lead_run(&lead) {
-            continue;
-        }
-        let name: String = chars.iter().skip(skip).collect();
-        let spelled = format!("{name}{}", n.head);
-        if evidence.iter().any(|e| !run_at(e, &spelled).is_empty()) {
-            return true;
-        }
-        if english_keys(&name, n.head)
-            .iter()
-            .any(|k| evidence.iter().any(|e| names_at(e, k)))
-        {
-            return true;
-        }
-    }
-    false
-}
-
-/// Whether `s` is made of words that stand before names.
-fn is_lead_run(s: &str) -> bool {
-    s.is_empty()
-        || SERVICE_LEADS_HAN
-            .iter()
-            .any(|w| s.strip_prefix(w).is_some_and(is_lead_run))
-}
-
-/// The English spellings of a Chinese service name, letters only
-/// (`orderservice`, `ordersvc`...), when the glossary translates every
-/// word of it; none otherwise.
-fn english_keys(name: &str, head: &str) -> Vec<String> {
-    let mut keys: Vec<String> = vec![String::new()];
-    let mut rest = name;
-    while !rest.is_empty() {
-        // the longest glossary word first (购物车 before 购物)
-        let Some((w, spellings)) = SERVICE_WORDS_HAN
-            .iter()
-            .filter(|(w, _)| rest.starts_with(w))
-            .max_by_key(|(w, _)| w.len())
-        else {
-            return Vec::new();
-        };
-        rest = rest.get(w.len()..).unwrap_or("");
-        keys = keys
-            .iter()
-            .flat_map(|k| spellings.iter().map(move |sp| format!("{k}{sp}")))
-            .take(256)
-            .collect();
-    }
-    if keys.iter().all(String::is_empty) {
-        return Vec::new();
-    }
-    keys.iter()
-        .flat_map(|k| {
-            service_head_han(head)
-                .iter()
-                .map(move |h| format!("{k}{h}"))
-        })
-        .collect()
-}
-
-/// Whether consecutive parts of `e` in one clause, none of them a field
-/// key, spell `key` (so `order service=x` does not name order-service).
-fn names_at(e: &FactText, key: &str) -> bool {
-    run_at(e, key).into_iter().any(|j| {
-        let clause = e.parts().get(j).map(|p| p.clause);
-        let mut len = 0usize;
-        let mut k = j;
-        while len < key.len() {
-            let Some(p) = e.parts().get(k) else {
-                return false;
-            };
-            if p.key || Some(p.clause) != clause {
-                return false;
-            }
-            len += e.text(p).len();
-            k += 1;
-        }
-        true
-    })
-}
-
-/// Chinese-named services, clusters and databases (`支付服务`): the run of
-/// fact-bearing Han characters before such a head word, with it.
-fn han_service_names(t: &FactText) -> Vec<HanName> {
-    const HEADS: &[&str] = &["服务", "集群", "数据库", "节点"];
-    let parts = t.parts();
-    let mut out = Vec::new();
-    for &head in HEADS {
-        let n = head.chars().count();
-        for end in n..=parts.len() {
-            let start = end - n;
-            // compared piece by piece: this runs at every part of every statement
-            let mut rest = head;
-            let spelled = (start..end).all(|k| {
-                let piece = t.text_at(k);
-                match rest.strip_prefix(piece) {
-                    Some(r) if !piece.is_empty() => {
-                        rest = r;
-                        true
-                    }
-                    _ => false,
-                }
-            }) && rest.is_empty();
-            if !spelled
-                || !(start + 1..end).all(|k| parts.get(k).is_some_and(|p| p.join == Join::HanRun))
-            {
-                continue;
-            }
-            let mut first = start;
-            while first > 0
-                && start - first < 6
-                && parts.get(first).is_some_and(|p| p.join == Join::HanRun)
-                && parts.get(first - 1).is_some_and(|p| p.kind == Kind::Han)
-            {
-                first -= 1;
-            }
-            if first < start {
-                out.push(HanName {
-                    prefix: (first..start).map(|k| t.text_at(k)).collect(),
-                    head,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// Part indices where `e` says the state concept `c` (an English or
@@ -566,13 +319,6 @@ pub(super) fn ident_key(t: &FactText, first: usize, mut last: usize) -> String {
         last -= 1;
     }
     (first..=last).map(|i| t.text_at(i)).collect()
-}
-
-fn unit_text(t: &FactText, first: usize, last: usize) -> String {
-    (first..=last)
-        .map(|i| t.text_at(i))
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 /// First part indices of the runs of consecutive parts of `e` that spell `key`.
@@ -680,7 +426,7 @@ fn negation_rests_on_evidence(s: &FactText, clause: u16, evidence: &[&FactText])
         .map(|(_, p)| s.text(p))
         .filter(|t| !t.is_ascii())
         .collect();
-    let glossed = super::gloss::english_of(&han);
+    let glossed = crate::evidence::lexicon::lexicon().english_of(&han);
     let mut any_occurs = false;
     for e in evidence {
         let negated: Vec<u16> = e

@@ -209,20 +209,3 @@ pub fn unit_after(t: &FactText, i: usize) -> &'static str {
         _ => "",
     }
 }
-
-/// A magnitude or unit word right after number part `i` that no unit
-/// table knows (`92 兆`, `3 万`, `5 mega`): the number means something else
-/// with it, so a number compares equal only with the same word after it
-/// (red team H11). None when there is none.
-pub fn magnitude_after(t: &FactText, i: usize) -> Option<&str> {
-    let p = t.parts().get(i + 1)?;
-    if !matches!(p.join, Join::Apart | Join::HanRun) || t.parts().get(i)?.clause != p.clause {
-        return None;
-    }
-    let w = t.text(p);
-    matches!(
-        w,
-        "兆" | "吉" | "太" | "拍" | "万" | "亿" | "千" | "百" | "k" | "kilo" | "mega" | "giga"
-    )
-    .then_some(w)
-}
