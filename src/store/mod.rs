@@ -20,6 +20,7 @@ mod journal;
 mod knowledge;
 mod migrate;
 mod owner;
+mod packed;
 mod recorder;
 mod runs;
 mod trace;
