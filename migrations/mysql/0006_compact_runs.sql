@@ -8,7 +8,8 @@ ALTER TABLE run_event MODIFY payload LONGBLOB NOT NULL;
 ALTER TABLE agent_step MODIFY model_input LONGBLOB NOT NULL, MODIFY model_output LONGBLOB NOT NULL;
 ALTER TABLE tool_invocation MODIFY output_preview LONGBLOB NOT NULL,
     MODIFY retrieval_details LONGBLOB NOT NULL;
-ALTER TABLE diagnosis_run MODIFY self_evaluation LONGBLOB NULL;
+ALTER TABLE diagnosis_run MODIFY answer LONGBLOB NOT NULL, MODIFY self_evaluation LONGBLOB NULL,
+    MODIFY sources LONGBLOB NULL;
 -- Listing runs walks this index newest first; a run's cost is summed from
 -- the step index, not from the step rows and their prompts.
 CREATE INDEX idx_run_list ON diagnosis_run (agent_flow, id);

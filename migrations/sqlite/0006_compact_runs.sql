@@ -2,7 +2,7 @@
 -- migrations/mysql/0006_compact_runs.sql.
 -- Large texts (run_event.payload, agent_step.model_input/model_output,
 -- tool_invocation.output_preview/retrieval_details,
--- diagnosis_run.self_evaluation) may now hold a zstd frame instead of
+-- diagnosis_run.answer/self_evaluation/sources) may now hold a zstd frame instead of
 -- plain text; SQLite keeps such values as BLOBs in the same columns.
 -- orchestration_trace is no longer written: the run's RunFinished event
 -- carries it (older rows keep theirs).

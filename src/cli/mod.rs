@@ -92,13 +92,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List recent runs
+    /// List recent runs, newest first
     Runs {
         #[arg(long)]
         json: bool,
         /// How many runs to list
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Only runs older than this run id (the next page starts before
+        /// the last id listed)
+        #[arg(long, value_name = "RUN_ID")]
+        before: Option<String>,
+    },
+    /// Delete finished runs older than a duration; runs with feedback stay
+    Prune {
+        /// How old a run must be to go: a number and a unit, d (days),
+        /// h (hours) or m (minutes), e.g. 90d
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
     },
     /// The Run Trace projection of one run
     Trace {
@@ -351,7 +362,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             session,
             json,
         }) => ask::run(&config, question, scenario, session, json).await,
-        Some(Command::Runs { json, limit }) => inspect::runs(&config, json, limit).await,
+        Some(Command::Runs {
+            json,
+            limit,
+            before,
+        }) => {
+            let before = before.as_deref().map(parse_run_id).transpose()?;
+            inspect::runs(&config, json, limit, before).await
+        }
+        Some(Command::Prune { older_than }) => {
+            inspect::prune(&config, parse_age(&older_than)?).await
+        }
         Some(Command::Trace { run_id, json }) => {
             inspect::trace(&config, parse_run_id(&run_id)?, json).await
         }
@@ -417,6 +438,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
         }
     }
+}
+
+/// `90d`, `12h`, `30m` as milliseconds.
+fn parse_age(text: &str) -> Result<i64, CliError> {
+    let t = text.trim();
+    let unit_ms: i64 = match t.chars().last() {
+        Some('d') => 24 * 3_600_000,
+        Some('h') => 3_600_000,
+        Some('m') => 60_000,
+        _ => 0,
+    };
+    t.get(..t.len().saturating_sub(1))
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| *n > 0 && unit_ms > 0)
+        .and_then(|n| n.checked_mul(unit_ms))
+        .ok_or_else(|| {
+            CliError::input(format!(
+                "invalid age {text:?}: expected a positive number and d, h or m, e.g. 90d"
+            ))
+        })
 }
 
 fn parse_run_id(text: &str) -> Result<i64, CliError> {

@@ -99,7 +99,8 @@ impl Store {
         let token = owner.token();
         let sources = (!start.sources.is_empty())
             .then(|| serde_json::to_string(&*start.sources).ok())
-            .flatten();
+            .flatten()
+            .map(|s| packed::pack(&s));
         let run_id = with_pool!(&self.db, p => async {
             let mut tx = begin_write(p).await?;
             sqlx::query(sqlx::AssertSqlSafe(insert_session))
@@ -147,7 +148,7 @@ impl Recorder for Store {
             rows.iter().map(|r| Ok(HistoryTurn {
                 run_id: r.int("id")?,
                 question: r.text("query")?,
-                answer: r.text("answer")?,
+                answer: r.packed("answer")?,
             })).collect::<Result<Vec<_>, sqlx::Error>>().map_err(record_error)?
         });
         turns.reverse();
@@ -293,7 +294,7 @@ impl Recorder for Store {
             insert_events!(self.db, &mut *tx, rows)?;
             sqlx::query(FINISH_RUN)
                 .bind(finish.end.status.as_str())
-                .bind(&finish.end.answer)
+                .bind(packed::pack(&finish.end.answer))
                 .bind(i64::from(finish.end.degraded))
                 .bind(finish.end.effective_verdict.map(|v| v.as_str()))
                 .bind(to_i64(finish.duration_ms))
