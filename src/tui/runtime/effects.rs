@@ -9,6 +9,7 @@ use crate::engine::{Engine, RunRequest, StepCommand, StepGate};
 use crate::server::client::ServerClient;
 use crate::tui::update::{Command, Msg};
 use crate::vocab::events::{EngineEvent, ModelDelta};
+use crate::vocab::run::RunSummary;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -400,28 +401,35 @@ pub(super) fn send_runs_page(
     before: Option<i64>,
 ) {
     tokio::spawn(async move {
-        let query = crate::store::RunQuery {
-            limit: crate::tui::update::RUNS_PAGE,
-            before,
-            text: Some(filter.clone()).filter(|f| !f.is_empty()),
-            ..Default::default()
-        };
-        let result = async {
-            let rows = store.query_runs(&query).await?;
-            let total = store
-                .count_runs(&crate::store::RunQuery {
-                    before: None,
-                    ..query.clone()
-                })
-                .await?;
-            Ok::<_, crate::store::StoreError>((rows, total))
-        }
-        .await
-        .map_err(|e| e.to_string());
-        let _ = tx
-            .send(Msg::RunsPage { filter, result })
-            .await;
+        let result = read_runs_page(&store, &filter, before).await;
+        let _ = tx.send(Msg::RunsPage { filter, result }).await;
     });
+}
+
+/// A page of stored runs (newest first, older than `before`, matching
+/// `filter`) and how many stored runs match.
+pub async fn read_runs_page(
+    store: &crate::store::Store,
+    filter: &str,
+    before: Option<i64>,
+) -> Result<(Vec<RunSummary>, u64), String> {
+    let query = crate::store::RunQuery {
+        limit: crate::tui::update::RUNS_PAGE,
+        before,
+        text: Some(filter.to_string()).filter(|f| !f.is_empty()),
+        ..Default::default()
+    };
+    let page = async {
+        let rows = store.query_runs(&query).await?;
+        let total = store
+            .count_runs(&crate::store::RunQuery {
+                before: None,
+                ..query.clone()
+            })
+            .await?;
+        Ok::<_, crate::store::StoreError>((rows, total))
+    };
+    page.await.map_err(|e| e.to_string())
 }
 
 /// A run's stored trace from where this TUI reads runs: the database, or

@@ -87,7 +87,21 @@ pub(super) fn on_page(
         pages.complete = Some(filter.to_string());
     }
     pages.total = Some((filter.to_string(), total));
-    super::events::on_runs_changed(state, rows);
+    // Rows already listed take the page's version; a map keeps joining a
+    // page to a long list linear.
+    let mut merged = state.runs.clone();
+    let at: std::collections::HashMap<i64, usize> = merged
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.run_id, i))
+        .collect();
+    for row in rows {
+        match at.get(&row.run_id) {
+            Some(&i) => merged[i] = row,
+            None => merged.push(row),
+        }
+    }
+    super::events::set_runs(state, merged);
 }
 
 /// How many stored runs match the filter, when the store counted them
