@@ -160,6 +160,11 @@ pub enum Command {
         /// Largest request body in bytes; larger ones are answered 413
         #[arg(long, value_name = "BYTES", default_value_t = crate::server::DEFAULT_MAX_BODY_BYTES)]
         max_body: usize,
+        /// Seconds this server's lease on the database lasts unrenewed: when
+        /// it dies, another server sharing the database ends its runs
+        /// (interrupted) within this time and a third of it
+        #[arg(long, value_name = "SECONDS", default_value_t = crate::store::DEFAULT_LEASE.as_secs_f64())]
+        lease_seconds: f64,
     },
     /// Two stored runs side by side: route, claims, bindings, verdicts, usage
     Compare {
@@ -415,7 +420,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             listen,
             max_runs,
             max_body,
-        }) => serve::run(&config, listen, max_runs, max_body).await,
+            lease_seconds,
+        }) => serve::run(&config, listen, max_runs, max_body, lease_seconds).await,
         Some(Command::Mcp { max_runs }) => mcp::run(&config, max_runs).await,
         Some(Command::Eval {
             file,

@@ -18,6 +18,7 @@ pub(crate) mod db;
 mod feedback;
 mod journal;
 mod knowledge;
+mod lease;
 mod migrate;
 mod owner;
 mod packed;
@@ -27,6 +28,7 @@ mod trace;
 
 pub use feedback::CaseRecord;
 pub use knowledge::DocumentInfo;
+pub use lease::{DEFAULT_LEASE, LeaseHolder};
 pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
 pub use runs::RunQuery;
 
