@@ -91,7 +91,13 @@ async fn stored_bytes(url: &str) -> u64 {
         return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     }
     let pool = sqlx::MySqlPool::connect(url).await.expect("mysql");
-    for t in ["diagnosis_run", "agent_step", "tool_invocation", "run_event", "chat_session"] {
+    for t in [
+        "diagnosis_run",
+        "agent_step",
+        "tool_invocation",
+        "run_event",
+        "chat_session",
+    ] {
         sqlx::query(sqlx::AssertSqlSafe(format!("ANALYZE TABLE {t}")))
             .execute(&pool)
             .await
@@ -143,9 +149,15 @@ async fn year_of_runs(label: &str, url: &str) {
          WHERE agent_flow = 'CHAT' ORDER BY id LIMIT ?"
     );
     let (pool_sqlite, pool_mysql) = if url.starts_with("sqlite:") {
-        (Some(sqlx::SqlitePool::connect(url).await.expect("sqlite")), None)
+        (
+            Some(sqlx::SqlitePool::connect(url).await.expect("sqlite")),
+            None,
+        )
     } else {
-        (None, Some(sqlx::MySqlPool::connect(url).await.expect("mysql")))
+        (
+            None,
+            Some(sqlx::MySqlPool::connect(url).await.expect("mysql")),
+        )
     };
     loop {
         let have = store.count_runs(&RunQuery::default()).await.expect("count");
@@ -172,7 +184,10 @@ async fn year_of_runs(label: &str, url: &str) {
     let store = Store::connect(url).await.expect("store");
     let started = Instant::now();
     let first = store
-        .query_runs(&RunQuery { limit: PAGE, ..RunQuery::default() })
+        .query_runs(&RunQuery {
+            limit: PAGE,
+            ..RunQuery::default()
+        })
         .await
         .expect("first page");
     let first_ms = started.elapsed();
@@ -181,11 +196,17 @@ async fn year_of_runs(label: &str, url: &str) {
     let mut before = first.last().map(|r| r.run_id);
     while let Some(b) = before {
         let page = store
-            .query_runs(&RunQuery { limit: PAGE, before: Some(b), ..RunQuery::default() })
+            .query_runs(&RunQuery {
+                limit: PAGE,
+                before: Some(b),
+                ..RunQuery::default()
+            })
             .await
             .expect("page");
         listed += page.len();
-        before = (page.len() == PAGE).then(|| page.last().map(|r| r.run_id)).flatten();
+        before = (page.len() == PAGE)
+            .then(|| page.last().map(|r| r.run_id))
+            .flatten();
     }
     let all_ms = started.elapsed() + first_ms;
     let started = Instant::now();
@@ -193,16 +214,25 @@ async fn year_of_runs(label: &str, url: &str) {
     let count_ms = started.elapsed();
     let started = Instant::now();
     let found = store
-        .count_runs(&RunQuery { text: Some("no run asks this".into()), ..RunQuery::default() })
+        .count_runs(&RunQuery {
+            text: Some("no run asks this".into()),
+            ..RunQuery::default()
+        })
         .await
         .expect("search");
     let search_ms = started.elapsed();
     store.close().await;
     println!("{label}.list.runs={total}");
     println!("{label}.list.first_page_ms={}", ms(first_ms));
-    println!("{label}.list.all_pages_ms={} ({listed} runs, pages of {PAGE})", ms(all_ms));
+    println!(
+        "{label}.list.all_pages_ms={} ({listed} runs, pages of {PAGE})",
+        ms(all_ms)
+    );
     println!("{label}.list.count_ms={}", ms(count_ms));
-    println!("{label}.list.text_search_ms={} ({found} found)", ms(search_ms));
+    println!(
+        "{label}.list.text_search_ms={} ({found} found)",
+        ms(search_ms)
+    );
 }
 
 const SINGLE_RUNS: usize = 200;

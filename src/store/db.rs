@@ -105,10 +105,11 @@ pub(crate) trait RowExt {
 
     /// A column written through `packed::pack` (plain text in older rows).
     fn packed(&self, col: &str) -> Result<String, sqlx::Error> {
-        self.opt_packed(col)?.ok_or_else(|| sqlx::Error::ColumnDecode {
-            index: col.to_string(),
-            source: "unexpected NULL".into(),
-        })
+        self.opt_packed(col)?
+            .ok_or_else(|| sqlx::Error::ColumnDecode {
+                index: col.to_string(),
+                source: "unexpected NULL".into(),
+            })
     }
 
     fn opt_packed(&self, col: &str) -> Result<Option<String>, sqlx::Error> {

@@ -24,7 +24,8 @@ const EXPIRED_RUNS: &str = "SELECT r.id, r.owner_token FROM diagnosis_run r \
      JOIN process_lease l ON l.owner_token = r.owner_token \
      WHERE r.status = 'RUNNING' AND l.expires_at < ? AND r.owner_token <> ? ORDER BY r.id";
 const FORGET: &str = "DELETE FROM process_lease WHERE expires_at < ?";
-const UPDATE: &str = "UPDATE process_lease SET expires_at = ?, updated_at = ? WHERE owner_token = ?";
+const UPDATE: &str =
+    "UPDATE process_lease SET expires_at = ?, updated_at = ? WHERE owner_token = ?";
 const INSERT_TAIL: &str = " process_lease (owner_token, expires_at, updated_at) VALUES (?, ?, ?)";
 
 /// Stops renewing this process's lease when dropped.

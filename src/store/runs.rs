@@ -116,7 +116,11 @@ impl Store {
     /// A page of runs matching `q`, newest first.
     pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let status = q.status.map(RunStatus::as_str);
-        let like = q.text.as_deref().filter(|t| !t.is_empty()).map(like_pattern);
+        let like = q
+            .text
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(like_pattern);
         let sql = format!("{LIST_COLUMNS}{MATCHING} ORDER BY id DESC LIMIT ?");
         with_pool!(&self.db, p => {
             let rows = bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())
@@ -129,7 +133,11 @@ impl Store {
     /// How many runs match `q`'s filters (its limit left aside).
     pub async fn count_runs(&self, q: &RunQuery) -> Result<u64, StoreError> {
         let status = q.status.map(RunStatus::as_str);
-        let like = q.text.as_deref().filter(|t| !t.is_empty()).map(like_pattern);
+        let like = q
+            .text
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(like_pattern);
         let sql = format!("SELECT COUNT(*) AS n {MATCHING}");
         with_pool!(&self.db, p => {
             bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())

@@ -277,7 +277,10 @@ async fn a_killed_servers_run_is_ended_interrupted_by_the_other_server() {
             assert_eq!(t["run"]["status"], "RUNNING", "{t}");
             break n;
         }
-        assert!(std::time::Instant::now() < deadline, "no events stored: {t}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no events stored: {t}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
 
@@ -299,11 +302,18 @@ async fn a_killed_servers_run_is_ended_interrupted_by_the_other_server() {
     assert_eq!(run["status"], "FAILED", "{ended}");
     assert_eq!(run["failure"]["class"], "interrupted", "{ended}");
     assert!(
-        run["failure"]["message"].as_str().unwrap().contains("lease"),
+        run["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lease"),
         "{ended}"
     );
     // What it recorded stays, and its journal ends on why it ended.
-    assert_eq!(run["eventCount"].as_u64().unwrap(), events_before + 1, "{ended}");
+    assert_eq!(
+        run["eventCount"].as_u64().unwrap(),
+        events_before + 1,
+        "{ended}"
+    );
     let events = SseStream::open(&survivor.at(&format!("/api/runs/{orphan}/events")), None)
         .await
         .rest()

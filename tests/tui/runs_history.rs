@@ -79,10 +79,7 @@ async fn opened(store: &Store) -> AppState {
 }
 
 fn selected(state: &AppState) -> Option<i64> {
-    state
-        .filtered_runs()
-        .get(state.sel.runs)
-        .map(|r| r.run_id)
+    state.filtered_runs().get(state.sel.runs).map(|r| r.run_id)
 }
 
 #[tokio::test]

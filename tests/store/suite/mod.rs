@@ -161,16 +161,26 @@ pub async fn runs_list(store: &Store) {
 pub async fn runs_pages_and_search(store: &Store) {
     let mut ids = Vec::new();
     for i in 0..7 {
-        let q = if i == 2 { "50%_off payment timeout".to_string() } else { format!("question {i}") };
+        let q = if i == 2 {
+            "50%_off payment timeout".to_string()
+        } else {
+            format!("question {i}")
+        };
         ids.push(pass_run(store, None, &q, "svc").await.handle.run_id);
     }
-    let all = diagraph::store::RunQuery { limit: 3, ..Default::default() };
+    let all = diagraph::store::RunQuery {
+        limit: 3,
+        ..Default::default()
+    };
     assert_eq!(store.count_runs(&all).await.unwrap(), 7);
     let mut seen = Vec::new();
     let mut before = None;
     loop {
         let page = store
-            .query_runs(&diagraph::store::RunQuery { before, ..all.clone() })
+            .query_runs(&diagraph::store::RunQuery {
+                before,
+                ..all.clone()
+            })
             .await
             .unwrap();
         if page.is_empty() {
@@ -182,7 +192,10 @@ pub async fn runs_pages_and_search(store: &Store) {
     }
     let mut newest_first = ids.clone();
     newest_first.reverse();
-    assert_eq!(seen, newest_first, "the pages hold every run once, newest first");
+    assert_eq!(
+        seen, newest_first,
+        "the pages hold every run once, newest first"
+    );
     let search = |text: &str| diagraph::store::RunQuery {
         limit: 10,
         text: Some(text.into()),
@@ -196,14 +209,23 @@ pub async fn runs_pages_and_search(store: &Store) {
     assert_eq!(store.count_runs(&search("question")).await.unwrap(), 6);
     assert_eq!(store.count_runs(&search("success")).await.unwrap(), 7);
     assert_eq!(store.count_runs(&search("no such words")).await.unwrap(), 0);
-    let by_id = store.query_runs(&search(&ids[4].to_string())).await.unwrap();
+    let by_id = store
+        .query_runs(&search(&ids[4].to_string()))
+        .await
+        .unwrap();
     assert!(by_id.iter().any(|r| r.run_id == ids[4]));
 }
 
 /// Pruning deletes old runs with their rows, and keeps runs with feedback
 /// whole.
 pub async fn prune_keeps_feedback(store: &Store) {
-    let kept = pass_run(store, None, "why is payment-service slow?", "payment-service").await;
+    let kept = pass_run(
+        store,
+        None,
+        "why is payment-service slow?",
+        "payment-service",
+    )
+    .await;
     let gone = pass_run(store, None, "why is order-service slow?", "order-service").await;
     store
         .record_feedback(kept.handle.run_id, false, case_from_evaluation)
@@ -218,12 +240,21 @@ pub async fn prune_keeps_feedback(store: &Store) {
         store.run_trace(gone.handle.run_id).await,
         Err(StoreError::UnknownRun(_))
     ));
-    assert_eq!(store.run_trace(kept.handle.run_id).await.unwrap(), before_kept);
+    assert_eq!(
+        store.run_trace(kept.handle.run_id).await.unwrap(),
+        before_kept
+    );
     assert_eq!(
         store.load_events(kept.handle.run_id).await.unwrap().len(),
         before_kept.run.event_count
     );
-    let listed: Vec<i64> = store.list_runs(10).await.unwrap().iter().map(|r| r.run_id).collect();
+    let listed: Vec<i64> = store
+        .list_runs(10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.run_id)
+        .collect();
     assert_eq!(listed, [kept.handle.run_id]);
 }
 
