@@ -238,6 +238,15 @@ impl LogTable {
                 .as_ref()
                 .is_none_or(|f| f.get(id).copied().unwrap_or(false))
         };
+        // A service or level the table's dictionary does not hold matches
+        // no record: answered without a pass over them.
+        let none_known =
+            |flags: &Option<Vec<bool>>| flags.as_ref().is_some_and(|f| !f.contains(&true));
+        let hi = if none_known(&services) || none_known(&levels) {
+            lo
+        } else {
+            hi
+        };
         let candidates = self
             .entries
             .get(lo..hi.max(lo))
