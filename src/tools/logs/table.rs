@@ -17,7 +17,7 @@
 use super::format::{Defaults, Format};
 use super::sample::Sampler;
 use super::{Found, LogLine, LogQuery, norm_level};
-use crate::text::pattern::{Shape, letter_runs, shape};
+use crate::text::pattern::{Shape, hides, letter_runs, shape};
 use crate::tools::ToolError;
 use crate::tools::pack::load::{FileWarnings, MAX_LOG_LINE_BYTES, too_many_bad};
 use crate::tools::pack::{PackWarning, Readable};
@@ -390,7 +390,7 @@ impl<'a> PatternWords<'a> {
             && self.words.iter().any(|w| {
                 w.bytes().all(|b| b.is_ascii_alphabetic())
                     && !text.contains(w.as_str())
-                    && !hidden.iter().any(|h| h.contains(w.as_str()))
+                    && !hidden.iter().any(|h| hides(h, w))
             })
         {
             Decided::None
