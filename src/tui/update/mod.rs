@@ -153,10 +153,22 @@ pub enum Command {
 
 /// Applies one message to the state; returns what the runtime must do.
 pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
+    // What can move the runs list or its selection (a key, the wheel, a
+    // page, a filter) may bring its end into view; engine events, deltas
+    // and ticks, which come in floods, cannot.
+    let moves_runs = matches!(
+        msg,
+        Msg::Key(_)
+            | Msg::Mouse(_)
+            | Msg::Paste(_)
+            | Msg::RunsPage { .. }
+            | Msg::RunsLoaded(_)
+            | Msg::RunsChanged(_)
+    );
     let mut commands = apply(state, msg);
-    // Whatever moved the runs list (a key, the wheel, a page, a filter)
-    // may have brought its end into view.
-    commands.extend(runs_pages::more(state));
+    if moves_runs {
+        commands.extend(runs_pages::more(state));
+    }
     commands
 }
 
