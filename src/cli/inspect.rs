@@ -13,9 +13,20 @@ use crate::vocab::run_trace::RunTrace;
 use serde_json::Value;
 use std::process::ExitCode;
 
-pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode, CliError> {
+pub async fn runs(
+    config: &Config,
+    json: bool,
+    limit: usize,
+    before: Option<i64>,
+) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
-    let runs = store.list_runs(limit).await?;
+    let runs = store
+        .query_runs(&crate::store::RunQuery {
+            limit,
+            before,
+            ..Default::default()
+        })
+        .await?;
     let mut out = String::new();
     if json {
         line(
@@ -23,6 +34,10 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
             serde_json::to_string_pretty(&runs).unwrap_or_default(),
         );
         emit(&out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() && before.is_some() {
+        emit("no runs before that one\n")?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
@@ -64,6 +79,25 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
         );
     }
     emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `diagraph prune --older-than AGE`: deletes finished runs created more
+/// than `age_ms` ago, except those with feedback.
+pub async fn prune(config: &Config, age_ms: i64) -> Result<ExitCode, CliError> {
+    let store = open_store(config).await?;
+    let cutoff = chrono::Utc::now().timestamp_millis().saturating_sub(age_ms);
+    let deleted = store.prune_runs(cutoff).await?;
+    emit(&format!(
+        "deleted {deleted} run{} older than {} (runs with feedback kept)\n",
+        if deleted == 1 { "" } else { "s" },
+        crate::text::clean(
+            &chrono::DateTime::from_timestamp_millis(cutoff)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default(),
+            40
+        )
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -92,13 +92,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List recent runs
+    /// List recent runs, newest first
     Runs {
         #[arg(long)]
         json: bool,
         /// How many runs to list
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Only runs older than this run id (the next page starts before
+        /// the last id listed)
+        #[arg(long, value_name = "RUN_ID")]
+        before: Option<String>,
+    },
+    /// Delete finished runs older than a duration; runs with feedback stay
+    Prune {
+        /// How old a run must be to go: a number and a unit, d (days),
+        /// h (hours) or m (minutes), e.g. 90d
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
     },
     /// The Run Trace projection of one run
     Trace {
@@ -149,6 +160,11 @@ pub enum Command {
         /// Largest request body in bytes; larger ones are answered 413
         #[arg(long, value_name = "BYTES", default_value_t = crate::server::DEFAULT_MAX_BODY_BYTES)]
         max_body: usize,
+        /// Seconds this server's lease on the database lasts unrenewed: when
+        /// it dies, another server sharing the database ends its runs
+        /// (interrupted) within this time and a third of it
+        #[arg(long, value_name = "SECONDS", default_value_t = crate::store::DEFAULT_LEASE.as_secs_f64())]
+        lease_seconds: f64,
     },
     /// Two stored runs side by side: route, claims, bindings, verdicts, usage
     Compare {
@@ -351,7 +367,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             session,
             json,
         }) => ask::run(&config, question, scenario, session, json).await,
-        Some(Command::Runs { json, limit }) => inspect::runs(&config, json, limit).await,
+        Some(Command::Runs {
+            json,
+            limit,
+            before,
+        }) => {
+            let before = before.as_deref().map(parse_run_id).transpose()?;
+            inspect::runs(&config, json, limit, before).await
+        }
+        Some(Command::Prune { older_than }) => {
+            inspect::prune(&config, parse_age(&older_than)?).await
+        }
         Some(Command::Trace { run_id, json }) => {
             inspect::trace(&config, parse_run_id(&run_id)?, json).await
         }
@@ -394,7 +420,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             listen,
             max_runs,
             max_body,
-        }) => serve::run(&config, listen, max_runs, max_body).await,
+            lease_seconds,
+        }) => serve::run(&config, listen, max_runs, max_body, lease_seconds).await,
         Some(Command::Mcp { max_runs }) => mcp::run(&config, max_runs).await,
         Some(Command::Eval {
             file,
@@ -417,6 +444,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
         }
     }
+}
+
+/// `90d`, `12h`, `30m` as milliseconds.
+fn parse_age(text: &str) -> Result<i64, CliError> {
+    let t = text.trim();
+    let unit_ms: i64 = match t.chars().last() {
+        Some('d') => 24 * 3_600_000,
+        Some('h') => 3_600_000,
+        Some('m') => 60_000,
+        _ => 0,
+    };
+    t.get(..t.len().saturating_sub(1))
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| *n > 0 && unit_ms > 0)
+        .and_then(|n| n.checked_mul(unit_ms))
+        .ok_or_else(|| {
+            CliError::input(format!(
+                "invalid age {text:?}: expected a positive number and d, h or m, e.g. 90d"
+            ))
+        })
 }
 
 fn parse_run_id(text: &str) -> Result<i64, CliError> {

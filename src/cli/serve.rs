@@ -16,7 +16,12 @@ pub async fn run(
     listen: String,
     max_runs: usize,
     max_body: usize,
+    lease_seconds: f64,
 ) -> Result<ExitCode, CliError> {
+    let lease = std::time::Duration::try_from_secs_f64(lease_seconds)
+        .ok()
+        .filter(|d| d.as_millis() >= 100)
+        .ok_or_else(|| CliError::input("--lease-seconds must be at least 0.1"))?;
     if max_runs == 0 {
         return Err(CliError::input("--max-runs must be at least 1"));
     }
@@ -33,6 +38,9 @@ pub async fn run(
     // The address and the token are checked before the database is opened.
     let listener = bind(&options).await?;
     let setup = Setup::build(config, Output::Stderr).await?;
+    // Held while serving: other servers on the database end this one's
+    // runs if it dies, and this one ends theirs.
+    let _lease = setup.store.hold_lease(lease);
     let addr = listener
         .local_addr()
         .map_err(|e| CliError::other(format!("cannot read the listening address: {e}")))?;

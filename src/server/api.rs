@@ -300,6 +300,8 @@ struct ListParams {
     before: Option<i64>,
     status: Option<String>,
     session_id: Option<String>,
+    /// A substring of the run's id, status, verdict, session or question.
+    text: Option<String>,
 }
 
 async fn list_runs(
@@ -330,6 +332,7 @@ async fn list_runs(
         before: p.before,
         status,
         session_id: p.session_id.filter(|s| !s.is_empty()),
+        text: p.text.filter(|t| !t.is_empty()),
     };
     let runs = state.store.query_runs(&query).await?;
     // A full page may have a next one; its cursor is the last id here.

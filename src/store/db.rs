@@ -101,6 +101,26 @@ pub(crate) trait RowExt {
     fn text(&self, col: &str) -> Result<String, sqlx::Error>;
     fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error>;
     fn opt_float(&self, col: &str) -> Result<Option<f64>, sqlx::Error>;
+    fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, sqlx::Error>;
+
+    /// A column written through `packed::pack` (plain text in older rows).
+    fn packed(&self, col: &str) -> Result<String, sqlx::Error> {
+        self.opt_packed(col)?
+            .ok_or_else(|| sqlx::Error::ColumnDecode {
+                index: col.to_string(),
+                source: "unexpected NULL".into(),
+            })
+    }
+
+    fn opt_packed(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
+        self.opt_bytes(col)?
+            .map(super::packed::unpack)
+            .transpose()
+            .map_err(|e| sqlx::Error::ColumnDecode {
+                index: col.to_string(),
+                source: e.into(),
+            })
+    }
 
     fn flag(&self, col: &str) -> Result<bool, sqlx::Error> {
         Ok(self.int(col)? != 0)
@@ -128,6 +148,9 @@ macro_rules! impl_row_ext {
             }
             fn opt_float(&self, col: &str) -> Result<Option<f64>, sqlx::Error> {
                 sqlx::Row::try_get::<Option<f64>, _>(self, col)
+            }
+            fn opt_bytes(&self, col: &str) -> Result<Option<Vec<u8>>, sqlx::Error> {
+                sqlx::Row::try_get::<Option<Vec<u8>>, _>(self, col)
             }
         }
     };

@@ -69,7 +69,7 @@ impl Store {
                 tx.commit().await.map_err(query_error)?;
                 return Ok(existing);
             }
-            let eval = run.opt_text("self_evaluation").map_err(query_error)?
+            let eval = run.opt_packed("self_evaluation").map_err(query_error)?
                 .and_then(|t| serde_json::from_str::<SelfEvaluation>(&t).ok());
             let Some(draft) = eval.as_ref().and_then(make_case) else {
                 tx.commit().await.map_err(query_error)?;

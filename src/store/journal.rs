@@ -42,7 +42,65 @@ pub(crate) struct EventRow {
     pub seq: i64,
     pub event_type: &'static str,
     pub at_ms: i64,
-    pub payload: String,
+    /// The event as stored ([`stored_payload`]), packed.
+    pub payload: Vec<u8>,
+}
+
+/// How a `ToolInvoked` event is journaled: by the id of its
+/// `tool_invocation` row, which holds every field of the invocation, so
+/// the (often large) tool body is stored once. [`load`] puts the row back.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct InvocationRef {
+    run_id: i64,
+    seq: u32,
+    at_ms: u64,
+    tool_invoked: i64,
+}
+
+/// One stored journal payload, read back.
+pub(crate) enum StoredEvent {
+    Event(EngineEvent),
+    /// A `ToolInvoked` event whose invocation is the row with this id.
+    Invocation {
+        run_id: i64,
+        seq: u32,
+        at_ms: u64,
+        invocation_id: i64,
+    },
+}
+
+/// The JSON a journal row holds for `e`.
+fn stored_payload(e: &EngineEvent) -> Result<String, serde_json::Error> {
+    match &e.kind {
+        // An invocation always has its row before its event is emitted
+        // (the invoker records it first and fails the call otherwise).
+        EventKind::ToolInvoked { invocation } if invocation.id > 0 => {
+            serde_json::to_string(&InvocationRef {
+                run_id: e.run_id,
+                seq: e.seq,
+                at_ms: e.at_ms,
+                tool_invoked: invocation.id,
+            })
+        }
+        _ => serde_json::to_string(e),
+    }
+}
+
+/// Reads one stored payload (packed or, in older rows, plain JSON).
+pub(crate) fn decode(stored: Vec<u8>) -> Result<StoredEvent, String> {
+    let text = super::packed::unpack(stored)?;
+    match serde_json::from_str::<EngineEvent>(&text) {
+        Ok(e) => Ok(StoredEvent::Event(e)),
+        Err(event_error) => match serde_json::from_str::<InvocationRef>(&text) {
+            Ok(r) => Ok(StoredEvent::Invocation {
+                run_id: r.run_id,
+                seq: r.seq,
+                at_ms: r.at_ms,
+                invocation_id: r.tool_invoked,
+            }),
+            Err(_) => Err(error_line(&event_error)),
+        },
+    }
 }
 
 impl Journal {
@@ -168,9 +226,9 @@ pub(crate) fn rows(events: &[EngineEvent]) -> Result<Vec<EventRow>, RecordError>
                 seq: i64::from(e.seq),
                 event_type: event_type(&e.kind),
                 at_ms: to_i64(e.at_ms),
-                payload: serde_json::to_string(e).map_err(|err| {
+                payload: super::packed::pack(&stored_payload(e).map_err(|err| {
                     RecordError::Rejected(format!("event not serialisable: {}", error_line(&err)))
-                })?,
+                })?),
             })
         })
         .collect()
@@ -192,7 +250,7 @@ macro_rules! insert_events {
                     .push_bind(row.seq)
                     .push_bind(row.event_type)
                     .push_bind(row.at_ms)
-                    .push_bind(row.payload.as_str())
+                    .push_bind(row.payload.as_slice())
                     .push_bind(created);
             });
             if let Err(e) = qb.build().execute($conn).await {

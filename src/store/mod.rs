@@ -18,14 +18,17 @@ pub(crate) mod db;
 mod feedback;
 mod journal;
 mod knowledge;
+mod lease;
 mod migrate;
 mod owner;
+mod packed;
 mod recorder;
 mod runs;
 mod trace;
 
 pub use feedback::CaseRecord;
 pub use knowledge::DocumentInfo;
+pub use lease::{DEFAULT_LEASE, LeaseHolder};
 pub use owner::{FOREIGN_HOST_GRACE_MS, ProcessOwner};
 pub use runs::RunQuery;
 

@@ -16,7 +16,7 @@
 use crate::store::StoreError;
 use crate::store::connect::query_error;
 use crate::store::db::{Db, RowExt, begin_write, now_ms, to_i64, with_pool};
-use crate::store::journal::{insert_events, rows};
+use crate::store::journal::{self, insert_events, rows};
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::run::{Failure, FailureClass, RunEnd, RunStatus};
@@ -140,12 +140,12 @@ pub(crate) async fn mark_failed(db: &Db, run_id: i64, reason: &str) -> Result<u6
     const STEPS: &str = "SELECT COUNT(*) AS n FROM agent_step WHERE run_id = ?";
     const INVOCATIONS: &str = "SELECT COUNT(*) AS n FROM tool_invocation WHERE run_id = ?";
     const FINISH: &str = "UPDATE diagnosis_run SET status = 'FAILED', failure_reason = ?, \
-         failure_class = ?, orchestration_trace = ?, total_duration_ms = ?, \
+         failure_class = ?, total_duration_ms = ?, \
          total_token_count = ?, step_count = ?, tool_call_count = ?, effective_verdict = ?, \
          finished_at = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'";
     let (payloads, steps, invocations) = with_pool!(db, p => {
-        let payloads: Vec<String> = sqlx::query(EVENTS).bind(run_id).fetch_all(p).await
-            .and_then(|rows| rows.iter().map(|r| r.text("payload")).collect())
+        let payloads: Vec<Vec<u8>> = sqlx::query(EVENTS).bind(run_id).fetch_all(p).await
+            .and_then(|rows| rows.iter().map(|r| r.opt_bytes("payload").map(Option::unwrap_or_default)).collect())
             .map_err(query_error)?;
         let steps = sqlx::query(STEPS).bind(run_id).fetch_one(p).await
             .and_then(|r| r.int("n")).map_err(query_error)?;
@@ -153,10 +153,14 @@ pub(crate) async fn mark_failed(db: &Db, run_id: i64, reason: &str) -> Result<u6
             .and_then(|r| r.int("n")).map_err(query_error)?;
         (payloads, steps, invocations)
     });
-    // Events that no longer parse are left out of the summary, not fatal.
+    // Events that no longer parse are left out of the summary, not fatal;
+    // tool invocations (journaled by reference) do not enter it.
     let events: Vec<EngineEvent> = payloads
-        .iter()
-        .filter_map(|p| serde_json::from_str(p).ok())
+        .into_iter()
+        .filter_map(|p| match journal::decode(p) {
+            Ok(journal::StoredEvent::Event(e)) => Some(e),
+            _ => None,
+        })
         .collect();
     let end = interrupted_end(&events, reason);
     let last = events.last();
@@ -173,7 +177,6 @@ pub(crate) async fn mark_failed(db: &Db, run_id: i64, reason: &str) -> Result<u6
             _ => 0,
         })
         .sum();
-    let trace = serde_json::to_string(&end.trace).ok();
     let journal =
         rows(std::slice::from_ref(&finished)).map_err(|e| StoreError::Query(e.to_string()))?;
     let now = now_ms();
@@ -182,7 +185,6 @@ pub(crate) async fn mark_failed(db: &Db, run_id: i64, reason: &str) -> Result<u6
         let ended = sqlx::query(FINISH)
             .bind(reason)
             .bind(FailureClass::Interrupted.as_str())
-            .bind(trace.as_deref())
             .bind(to_i64(finished.at_ms))
             .bind(to_i64(tokens))
             .bind(steps)

@@ -12,6 +12,7 @@ use crate::store::Store;
 use crate::store::connect::record_error;
 use crate::store::db::{InsertId, RowExt, begin_write, now_ms, random_hex, to_i64, with_pool};
 use crate::store::journal::{self, insert_events};
+use crate::store::packed;
 use crate::text::{clean, error_line};
 use crate::vocab::agent::HistoryTurn;
 use crate::vocab::events::EngineEvent;
@@ -46,7 +47,7 @@ const FIND_INVOCATION: &str =
     "SELECT id, tool_name, input_params FROM tool_invocation WHERE run_id = ? AND seq = ?";
 const FINISH_RUN: &str = "UPDATE diagnosis_run SET status = ?, answer = ?, degraded = ?, \
      effective_verdict = ?, total_duration_ms = ?, total_token_count = ?, step_count = ?, \
-     tool_call_count = ?, self_evaluation = ?, orchestration_trace = ?, failure_reason = ?, \
+     tool_call_count = ?, self_evaluation = ?, failure_reason = ?, \
      failure_class = ?, finished_at = ?, updated_at = ? WHERE id = ?";
 const RUN_SESSION: &str = "SELECT session_id FROM diagnosis_run WHERE id = ?";
 const HISTORY: &str = "SELECT id, query, answer FROM diagnosis_run \
@@ -98,7 +99,8 @@ impl Store {
         let token = owner.token();
         let sources = (!start.sources.is_empty())
             .then(|| serde_json::to_string(&*start.sources).ok())
-            .flatten();
+            .flatten()
+            .map(|s| packed::pack(&s));
         let run_id = with_pool!(&self.db, p => async {
             let mut tx = begin_write(p).await?;
             sqlx::query(sqlx::AssertSqlSafe(insert_session))
@@ -148,7 +150,7 @@ impl Recorder for Store {
             rows.iter().map(|r| Ok(HistoryTurn {
                 run_id: r.int("id")?,
                 question: r.text("query")?,
-                answer: r.text("answer")?,
+                answer: r.packed("answer")?,
             })).collect::<Result<Vec<_>, sqlx::Error>>().map_err(record_error)?
         });
         turns.reverse();
@@ -171,8 +173,8 @@ impl Recorder for Store {
                 .bind(i64::from(step.step_index))
                 .bind(&step.agent_name)
                 .bind(i64::from(step.attempt))
-                .bind(&step.model_input)
-                .bind(&step.model_output)
+                .bind(packed::pack(&step.model_input))
+                .bind(packed::pack(&step.model_output))
                 .bind(&step.thought)
                 .bind(i64::from(step.has_tool_call))
                 .bind(to_i64(step.duration_ms))
@@ -236,7 +238,7 @@ impl Recorder for Store {
                 .bind(i64::from(inv.seq))
                 .bind(&inv.tool_name)
                 .bind(&params)
-                .bind(&inv.output_preview)
+                .bind(packed::pack(&inv.output_preview))
                 .bind(to_i64(inv.output_length))
                 .bind(layer)
                 .bind(l0)
@@ -244,7 +246,7 @@ impl Recorder for Store {
                 .bind(i64::from(inv.is_truncated))
                 .bind(relevance)
                 .bind(inv.dedup_reason.as_deref())
-                .bind(&details)
+                .bind(packed::pack(&details))
                 .bind(to_i64(inv.duration_ms))
                 .bind(i64::from(inv.success))
                 .bind(inv.error_message.as_deref())
@@ -289,15 +291,16 @@ impl Recorder for Store {
         }
         let events = self.journal.take(finish.run_id);
         let rows = journal::rows(&events)?;
-        let self_eval = json_text(&finish.self_evaluation);
-        let trace = json_text(&Some(&finish.end.trace));
+        // The orchestration trace is not stored beside the run: the
+        // RunFinished event journaled with this write carries it.
+        let self_eval = json_text(&finish.self_evaluation).map(|t| packed::pack(&t));
         let now = now_ms();
         let result = with_pool!(&self.db, p => async {
             let mut tx = begin_write(p).await?;
             insert_events!(self.db, &mut *tx, rows)?;
             sqlx::query(FINISH_RUN)
                 .bind(finish.end.status.as_str())
-                .bind(&finish.end.answer)
+                .bind(packed::pack(&finish.end.answer))
                 .bind(i64::from(finish.end.degraded))
                 .bind(finish.end.effective_verdict.map(|v| v.as_str()))
                 .bind(to_i64(finish.duration_ms))
@@ -305,7 +308,6 @@ impl Recorder for Store {
                 .bind(i64::from(finish.step_count))
                 .bind(i64::from(finish.tool_call_count))
                 .bind(self_eval.as_deref())
-                .bind(trace.as_deref())
                 .bind(finish.end.failure.as_ref().map(|f| f.message.as_str()))
                 .bind(finish.end.failure.as_ref().map(|f| f.class.as_str()))
                 .bind(now)

@@ -2,20 +2,32 @@
 //! single-run lookups.
 
 use crate::store::connect::query_error;
-use crate::store::db::{RowExt, ms_to_rfc3339, to_i64, with_pool};
+use crate::store::db::{RowExt, begin_write, ms_to_rfc3339, to_i64, with_pool};
 use crate::store::trace::bad_column;
 use crate::store::{Store, StoreError};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::run::{RunStatus, RunSummary};
 
 // A filter left out binds NULL, so one SQL text serves every combination.
-// A run's cost is the sum of its steps' (NULL while none was priced).
-const LIST: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
-     total_duration_ms, total_token_count, query, created_at, rerun_of, \
-     (SELECT SUM(s.cost_usd) FROM agent_step s WHERE s.run_id = diagnosis_run.id) AS cost_usd \
-     FROM diagnosis_run WHERE agent_flow = 'CHAT' \
+// Every column here is in the list index (idx_run_list), so a list reads
+// no run's large texts. The text filter is a case-insensitive substring of
+// the id, status, verdict, session or question, as the TUI's filter is
+// (`!` escapes LIKE's wildcards: a backslash means different things to the
+// two dialects).
+const MATCHING: &str = "FROM diagnosis_run WHERE agent_flow = 'CHAT' \
      AND (? IS NULL OR id < ?) AND (? IS NULL OR status = ?) AND (? IS NULL OR session_id = ?) \
-     ORDER BY id DESC LIMIT ?";
+     AND (? IS NULL OR LOWER(query) LIKE ? ESCAPE '!' OR LOWER(session_id) LIKE ? ESCAPE '!' \
+     OR LOWER(status) LIKE ? ESCAPE '!' OR LOWER(COALESCE(effective_verdict, '')) LIKE ? ESCAPE '!' \
+     OR CAST(id AS CHAR) LIKE ? ESCAPE '!')";
+// A run's cost is the sum of its steps' (NULL while none was priced).
+const LIST_COLUMNS: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
+     total_duration_ms, total_token_count, query, created_at, rerun_of, \
+     (SELECT SUM(s.cost_usd) FROM agent_step s WHERE s.run_id = diagnosis_run.id) AS cost_usd ";
+// Runs older than the cut-off without feedback, oldest first, a batch at
+// a time (one transaction per batch keeps the write lock short).
+const PRUNE_IF: &str =
+    "agent_flow = 'CHAT' AND status <> 'RUNNING' AND feedback IS NULL AND created_at < ?";
+const PRUNE_BATCH: usize = 500;
 const ONE: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
      total_duration_ms, total_token_count, query, created_at, rerun_of, \
      (SELECT SUM(s.cost_usd) FROM agent_step s WHERE s.run_id = diagnosis_run.id) AS cost_usd \
@@ -53,6 +65,42 @@ pub struct RunQuery {
     pub before: Option<i64>,
     pub status: Option<RunStatus>,
     pub session_id: Option<String>,
+    /// A case-insensitive substring of the run's id, status, verdict,
+    /// session or question.
+    pub text: Option<String>,
+}
+
+/// `text` as a LIKE pattern matching it anywhere, lower-cased.
+fn like_pattern(text: &str) -> String {
+    let mut p = String::with_capacity(text.len() + 2);
+    p.push('%');
+    for c in text.to_lowercase().chars() {
+        if matches!(c, '!' | '%' | '_') {
+            p.push('!');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+/// Binds the `MATCHING` filters of `q`, in their order.
+macro_rules! bind_matching {
+    ($query:expr, $q:expr, $status:expr, $like:expr) => {
+        $query
+            .bind($q.before)
+            .bind($q.before)
+            .bind($status)
+            .bind($status)
+            .bind($q.session_id.as_deref())
+            .bind($q.session_id.as_deref())
+            .bind($like)
+            .bind($like)
+            .bind($like)
+            .bind($like)
+            .bind($like)
+            .bind($like)
+    };
 }
 
 impl Store {
@@ -70,15 +118,73 @@ impl Store {
     #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let status = q.status.map(RunStatus::as_str);
+        let like = q
+            .text
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(like_pattern);
+        let sql = format!("{LIST_COLUMNS}{MATCHING} ORDER BY id DESC LIMIT ?");
         with_pool!(&self.db, p => {
-            let rows = sqlx::query(LIST)
-                .bind(q.before).bind(q.before)
-                .bind(status).bind(status)
-                .bind(q.session_id.as_deref()).bind(q.session_id.as_deref())
+            let rows = bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())
                 .bind(to_i64(q.limit))
                 .fetch_all(p).await.map_err(query_error)?;
             rows.iter().map(summary).collect::<Result<Vec<_>, _>>().map_err(query_error)
         })
+    }
+
+    /// How many runs match `q`'s filters (its limit left aside).
+    pub async fn count_runs(&self, q: &RunQuery) -> Result<u64, StoreError> {
+        let status = q.status.map(RunStatus::as_str);
+        let like = q
+            .text
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(like_pattern);
+        let sql = format!("SELECT COUNT(*) AS n {MATCHING}");
+        with_pool!(&self.db, p => {
+            bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())
+                .fetch_one(p).await.and_then(|r| r.uint("n")).map_err(query_error)
+        })
+    }
+
+    /// Deletes finished runs created before `cutoff_ms` (epoch ms) that
+    /// have no feedback, with their steps, invocations and journal.
+    /// Returns how many runs were deleted.
+    pub async fn prune_runs(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut deleted = 0u64;
+        loop {
+            let ids: Vec<i64> = with_pool!(&self.db, p => {
+                let sql = format!("SELECT id FROM diagnosis_run WHERE {PRUNE_IF} ORDER BY id LIMIT ?");
+                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(cutoff_ms).bind(to_i64(PRUNE_BATCH))
+                    .fetch_all(p).await
+                    .and_then(|rows| rows.iter().map(|r| r.int("id")).collect::<Result<Vec<_>, _>>())
+                    .map_err(query_error)?
+            });
+            let Some((&first, &last)) = ids.first().zip(ids.last()) else {
+                return Ok(deleted);
+            };
+            let gone = with_pool!(&self.db, p => async {
+                let mut tx = begin_write(p).await?;
+                // Children first: their rows name the run by foreign key.
+                // The conditions are checked again here, so a run given
+                // feedback since the batch was chosen is kept whole.
+                for table in ["run_event", "agent_step", "tool_invocation"] {
+                    let sql = format!("DELETE FROM {table} WHERE run_id IN \
+                         (SELECT id FROM diagnosis_run WHERE id BETWEEN ? AND ? AND {PRUNE_IF})");
+                    sqlx::query(sqlx::AssertSqlSafe(sql)).bind(first).bind(last).bind(cutoff_ms)
+                        .execute(&mut *tx).await?;
+                }
+                let sql = format!("DELETE FROM diagnosis_run WHERE id BETWEEN ? AND ? AND {PRUNE_IF}");
+                let gone = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(first).bind(last).bind(cutoff_ms)
+                    .execute(&mut *tx).await?.rows_affected();
+                tx.commit().await?;
+                Ok::<u64, sqlx::Error>(gone)
+            }.await).map_err(query_error)?;
+            if gone == 0 {
+                return Ok(deleted);
+            }
+            deleted += gone;
+        }
     }
 
     /// One run's list row: how it stands now.

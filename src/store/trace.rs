@@ -10,7 +10,7 @@
 
 use crate::store::connect::query_error;
 use crate::store::db::{RowExt, ms_to_rfc3339, with_pool};
-use crate::store::journal;
+use crate::store::journal::{self, StoredEvent};
 use crate::store::{Store, StoreError};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::events::{EngineEvent, EventKind};
@@ -19,6 +19,8 @@ use crate::vocab::run_trace::{RunTrace, Stored, TracedInvocation, TracedRun, Tra
 use crate::vocab::trace::OrchestrationTrace;
 use crate::vocab::usage::Usage;
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 const RUN: &str = "SELECT id, session_id, status, agent_flow, query, answer, model, pack, \
      scenario, degraded, effective_verdict, total_duration_ms, total_token_count, step_count, \
@@ -57,7 +59,7 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         status: RunStatus::parse(&status).ok_or_else(|| bad_column("status", &status))?,
         agent_flow: r.text("agent_flow")?,
         query: r.text("query")?,
-        answer: r.text("answer")?,
+        answer: r.packed("answer")?,
         model: r.text("model")?,
         pack: r.opt_text("pack")?,
         scenario: r.opt_text("scenario")?,
@@ -70,11 +72,12 @@ fn run_row(r: &impl RowExt) -> Result<TracedRun, sqlx::Error> {
         total_token_count: r.int("total_token_count")?,
         step_count: r.int("step_count")?,
         tool_call_count: r.int("tool_call_count")?,
-        self_evaluation: stored(r.opt_text("self_evaluation")?),
+        self_evaluation: stored(r.opt_packed("self_evaluation")?),
+        // Runs stored before the trace was left to the journal have it here.
         orchestration_trace: stored(r.opt_text("orchestration_trace")?),
         failure: failure(r.opt_text("failure_reason")?, r.opt_text("failure_class")?),
         failure_reason: r.opt_text("failure_reason")?,
-        sources: stored(r.opt_text("sources")?),
+        sources: stored(r.opt_packed("sources")?),
         failed_sources: Vec::new(),
         feedback: r.opt_text("feedback")?,
         rerun_of: r.opt_int("rerun_of")?,
@@ -108,8 +111,8 @@ fn step_row(r: &impl RowExt) -> Result<TracedStep, sqlx::Error> {
         step_index: r.int("step_index")?,
         agent_name: r.text("agent_name")?,
         attempt: r.int("attempt")?,
-        model_input: r.text("model_input")?,
-        model_output: r.text("model_output")?,
+        model_input: r.packed("model_input")?,
+        model_output: r.packed("model_output")?,
         thought: r.text("thought")?,
         has_tool_call: r.flag("has_tool_call")?,
         duration_ms: r.int("duration_ms")?,
@@ -145,7 +148,7 @@ fn invocation_row(r: &impl RowExt) -> Result<TracedInvocation, sqlx::Error> {
         seq: r.int("seq")?,
         tool_name: r.text("tool_name")?,
         input_params: serde_json::from_str(&params).unwrap_or(Value::String(params)),
-        output_preview: r.text("output_preview")?,
+        output_preview: r.packed("output_preview")?,
         output_length: r.int("output_length")?,
         retrieval_layer: r.opt_text("retrieval_layer")?,
         l0_match_count: r.opt_int("l0_match_count")?,
@@ -153,7 +156,7 @@ fn invocation_row(r: &impl RowExt) -> Result<TracedInvocation, sqlx::Error> {
         is_truncated: r.flag("is_truncated")?,
         relevance_level: r.opt_text("relevance_level")?,
         dedup_reason: r.opt_text("dedup_reason")?,
-        retrieval_details: Stored::from_text(&r.text("retrieval_details")?),
+        retrieval_details: Stored::from_text(&r.packed("retrieval_details")?),
         duration_ms: r.int("duration_ms")?,
         success: r.flag("success")?,
         error_message: r.opt_text("error_message")?,
@@ -218,19 +221,51 @@ impl Store {
                 return Err(StoreError::UnknownRun(run_id));
             }
             let rows = sqlx::query(EVENTS).bind(run_id).fetch_all(p).await.map_err(query_error)?;
-            rows.iter().map(|r| {
+            let mut stored = Vec::with_capacity(rows.len());
+            for r in &rows {
                 let seq = r.int("seq").map_err(query_error)?;
-                let payload = r.text("payload").map_err(query_error)?;
-                serde_json::from_str::<EngineEvent>(&payload).map_err(|e| StoreError::Query(format!(
-                    "run {run_id} event {seq} is unreadable: {}", crate::text::error_line(&e)
-                )))
+                let payload = r.opt_bytes("payload").map_err(query_error)?.unwrap_or_default();
+                stored.push(journal::decode(payload).map_err(|e| unreadable(run_id, seq, &e))?);
+            }
+            let mut invocations = HashMap::new();
+            if stored.iter().any(|e| matches!(e, StoredEvent::Invocation { .. })) {
+                for r in sqlx::query(INVOCATIONS).bind(run_id).fetch_all(p).await.map_err(query_error)? {
+                    let traced = invocation_row(&r).map_err(query_error)?;
+                    invocations.insert(traced.id, traced);
+                }
+            }
+            stored.into_iter().map(|e| match e {
+                StoredEvent::Event(e) => Ok(e),
+                StoredEvent::Invocation { run_id: owner, seq, at_ms, invocation_id } => {
+                    let invocation = invocations.get(&invocation_id)
+                        .and_then(TracedInvocation::to_invocation)
+                        .ok_or_else(|| unreadable(run_id, i64::from(seq), &format!(
+                            "its tool invocation {invocation_id} is missing or unreadable")))?;
+                    Ok(EngineEvent {
+                        run_id: owner,
+                        seq,
+                        at_ms,
+                        kind: EventKind::ToolInvoked { invocation: Arc::new(invocation) },
+                    })
+                }
             }).collect()
         })
     }
 }
 
+fn unreadable(run_id: i64, seq: i64, why: &str) -> StoreError {
+    StoreError::Query(format!("run {run_id} event {seq} is unreadable: {why}"))
+}
+
 /// Adds `route`, `verdicts` and `gatekeeperResult` to the run.
 fn decorate(run: &mut TracedRun, events: &[EngineEvent]) {
+    // The trace a run ended with is its RunFinished event's.
+    if run.orchestration_trace.is_none() {
+        run.orchestration_trace = events.iter().rev().find_map(|e| match &e.kind {
+            EventKind::RunFinished(end) => Some(Stored::Typed(end.trace.clone())),
+            _ => None,
+        });
+    }
     run.route = run.orchestration_trace().map(OrchestrationTrace::route);
     let mut gatekeeper = None;
     for e in events {

@@ -81,24 +81,48 @@ pub fn shape(message: &str, hidden: bool) -> Shape {
     }
 }
 
-/// The runs of ASCII letters of `text` lowercased, each once.
+/// The one hidden run standing for every run of the letters a-f alone:
+/// the letters of hex ids, hashes and UUIDs. Kept one by one, a pattern's
+/// records would hide a different run per id (`a`, `fc`, `bd`, ...), and
+/// the pattern could no longer decide any word; as one class it decides
+/// every word with a letter outside a-f. Not a run of letters itself, so
+/// it cannot be mistaken for one.
+pub const HEX_LETTERS: &str = "*a-f";
+
+/// The runs of ASCII letters of `text` lowercased, each once; a run of
+/// the letters a-f alone is noted as [`HEX_LETTERS`].
 pub fn letter_runs(text: &str, out: &mut Vec<String>) {
     let mut run = String::new();
     for c in text.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphabetic() {
             run.push(c);
         } else if !run.is_empty() {
-            push_new(out, std::mem::take(&mut run));
+            push_run(out, std::mem::take(&mut run));
         }
     }
     if !run.is_empty() {
-        push_new(out, run);
+        push_run(out, run);
     }
 }
 
-fn push_new(out: &mut Vec<String>, s: String) {
-    if !out.contains(&s) {
-        out.push(s);
+fn push_run(out: &mut Vec<String>, run: String) {
+    let run = if run.bytes().all(|b| (b'a'..=b'f').contains(&b)) {
+        HEX_LETTERS.to_string()
+    } else {
+        run
+    };
+    if !out.contains(&run) {
+        out.push(run);
+    }
+}
+
+/// Whether the hidden run `run` (from [`letter_runs`]) may hold `word`
+/// (ASCII letters, lowercased).
+pub fn hides(run: &str, word: &str) -> bool {
+    if run == HEX_LETTERS {
+        word.bytes().all(|b| (b'a'..=b'f').contains(&b))
+    } else {
+        run.contains(word)
     }
 }
 
@@ -146,6 +170,24 @@ impl Pattern {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_letters_of_hex_ids_are_one_class_and_other_letters_stay_runs() {
+        let mut runs = Vec::new();
+        letter_runs(
+            "3fa85f64-5717-4562-b3fc-2c963f66afa6 deadbeef 0x1F3A req42x",
+            &mut runs,
+        );
+        assert_eq!(runs, [HEX_LETTERS, "x", "req"]);
+        // A word of a-f letters may hide in any hex id; one with another
+        // letter only in a run that holds it.
+        assert!(hides(HEX_LETTERS, "bad"));
+        assert!(hides(HEX_LETTERS, "fcafe"));
+        assert!(!hides(HEX_LETTERS, "timeout"));
+        assert!(!hides(HEX_LETTERS, "fx"));
+        assert!(hides("req", "eq"));
+        assert!(!hides("req", "x"));
+    }
 
     #[test]
     fn variable_parts_are_masked_and_the_rest_kept() {

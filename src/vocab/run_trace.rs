@@ -127,6 +127,27 @@ impl TracedRun {
 }
 
 impl TracedInvocation {
+    /// The invocation this row records, as the engine held it; None when
+    /// the row's details no longer read as this binary's type.
+    pub fn to_invocation(&self) -> Option<super::tool::ToolInvocation> {
+        Some(super::tool::ToolInvocation {
+            id: self.id,
+            run_id: self.run_id,
+            step_id: self.step_id,
+            seq: u32::try_from(self.seq).ok()?,
+            tool_name: self.tool_name.clone(),
+            input_params: self.input_params.clone(),
+            output_preview: self.output_preview.clone(),
+            output_length: usize::try_from(self.output_length).ok()?,
+            is_truncated: self.is_truncated,
+            retrieval_details: self.retrieval_details.typed()?.clone(),
+            dedup_reason: self.dedup_reason.clone(),
+            duration_ms: u64::try_from(self.duration_ms).ok()?,
+            success: self.success,
+            error_message: self.error_message.clone(),
+        })
+    }
+
     /// Why this invocation failed, when it did.
     pub fn failure(&self) -> Option<Failure> {
         let d = self.retrieval_details.typed()?;

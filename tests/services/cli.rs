@@ -570,3 +570,62 @@ fn rerun_refuses_what_it_cannot_replay_in_one_line_with_exit_2() {
             .all(|r| r["status"] != "RUNNING")
     );
 }
+
+/// `runs --limit/--before` pages the history; `prune --older-than` keeps
+/// recent runs and refuses a malformed age.
+#[test]
+fn runs_page_with_before_and_prune_keeps_recent_runs() {
+    let sb = Sandbox::new();
+    for q in [
+        "why is payment-service slow?",
+        "why is order-service slow?",
+        "why is checkout failing?",
+    ] {
+        let out = sb.cmd().args(["ask", q]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let page = |args: &[&str]| -> Vec<i64> {
+        let out = sb
+            .cmd()
+            .args(["runs", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].as_i64().unwrap())
+            .collect()
+    };
+    let first = page(&["--limit", "2"]);
+    assert_eq!(first.len(), 2);
+    let before = first[1].to_string();
+    let rest = page(&["--limit", "2", "--before", &before]);
+    assert_eq!(rest.len(), 1);
+    assert!(rest[0] < first[1]);
+    let out = sb
+        .cmd()
+        .args(["runs", "--before", "zero"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "run id");
+
+    let out = sb
+        .cmd()
+        .args(["prune", "--older-than", "90d"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("deleted 0 runs"));
+    assert_eq!(page(&["--limit", "10"]).len(), 3);
+    for bad in ["90", "d", "90y", "0d"] {
+        let out = sb
+            .cmd()
+            .args(["prune", "--older-than", bad])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, "age");
+    }
+}

@@ -222,3 +222,109 @@ async fn two_processes_on_one_mysql_serve_32_concurrent_requests_as_32_runs() {
     assert_eq!(store.running_count().await.unwrap(), 0);
     store.close().await;
 }
+
+/// Two servers share a MySQL database; one is killed with SIGKILL in the
+/// middle of a run. The other ends that run FAILED (interrupted) once the
+/// dead one's lease expires, keeping its events, and leaves its own
+/// running run alone.
+#[tokio::test]
+async fn a_killed_servers_run_is_ended_interrupted_by_the_other_server() {
+    let Some(db) = TestDatabase::create("killed_server_lease").await else {
+        return;
+    };
+    Store::connect(&db.url).await.unwrap().close().await;
+    // Every model call waits far longer than the test: runs stay RUNNING.
+    let llm = slow_llm(Duration::from_secs(600)).await;
+    let env = openai_env(&llm.base_url);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let lease = ["--lease-seconds", "1"];
+    let mut doomed = ServerProcess::start(&db.url, &lease, &env);
+    let survivor = ServerProcess::start(&db.url, &lease, &env);
+
+    let start = |server: &ServerProcess| {
+        let url = server.at("/api/chat");
+        async move {
+            let (status, v) = json_of(
+                http()
+                    .post(url)
+                    .json(&json!({"question": "why is payment-service slow?", "wait": false}))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(status, 202, "{v}");
+            v["run_id"].as_i64().unwrap()
+        }
+    };
+    let orphan = start(&doomed).await;
+    let own = start(&survivor).await;
+    let trace_of = |id: i64| {
+        let url = survivor.at(&format!("/api/runs/{id}/trace"));
+        async move {
+            let (status, v) = json_of(http().get(url).send().await.unwrap()).await;
+            assert_eq!(status, 200, "{v}");
+            v
+        }
+    };
+    // The doomed server's run has reached the database with its first
+    // events (its model call is under way).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let events_before = loop {
+        let t = trace_of(orphan).await;
+        let n = t["run"]["eventCount"].as_u64().unwrap_or(0);
+        if n >= 2 {
+            assert_eq!(t["run"]["status"], "RUNNING", "{t}");
+            break n;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no events stored: {t}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    let ended = loop {
+        let t = trace_of(orphan).await;
+        if t["run"]["status"] != "RUNNING" {
+            break t;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "the run of the killed server is still RUNNING after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let run = &ended["run"];
+    assert_eq!(run["status"], "FAILED", "{ended}");
+    assert_eq!(run["failure"]["class"], "interrupted", "{ended}");
+    assert!(
+        run["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lease"),
+        "{ended}"
+    );
+    // What it recorded stays, and its journal ends on why it ended.
+    assert_eq!(
+        run["eventCount"].as_u64().unwrap(),
+        events_before + 1,
+        "{ended}"
+    );
+    let events = SseStream::open(&survivor.at(&format!("/api/runs/{orphan}/events")), None)
+        .await
+        .rest()
+        .await;
+    let events = engine_events(&events);
+    assert!(events.last().unwrap().is_terminal());
+    // The survivor's own run is alive and was not touched.
+    assert_eq!(trace_of(own).await["run"]["status"], "RUNNING");
+
+    let (status, stderr) = tokio::task::spawn_blocking(move || survivor.terminate())
+        .await
+        .unwrap();
+    assert!(status.success(), "{stderr}");
+}

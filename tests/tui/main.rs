@@ -25,6 +25,7 @@ mod event_loop;
 mod models;
 mod mouse;
 mod pty;
+mod runs_history;
 mod sanitize;
 mod snapshots;
 mod sources;

@@ -9,7 +9,6 @@
 
 use crate::server::live::{LiveRun, LiveRuns, OnPack, RunResult, StartError};
 use crate::text::error_line;
-use crate::tools::pack::Pack;
 use crate::vocab::contracts::BindingStatus;
 use crate::vocab::events::{EngineEvent, EventKind};
 use crate::vocab::graph::NodeId;
@@ -121,12 +120,13 @@ pub async fn diagnose(
 
 async fn on_pack(live: &LiveRuns, dir: PathBuf) -> Result<OnPack, ErrorData> {
     let shown = dir.display().to_string();
-    // Loading indexes the pack's knowledge (once per content): not on the
-    // protocol's task.
-    let loaded = tokio::task::spawn_blocking(move || Pack::load(&dir)).await;
+    // Loading reads the pack's log index and indexes its knowledge (once
+    // while its files are unchanged): not on the protocol's task.
+    let packs = live.packs();
+    let loaded = tokio::task::spawn_blocking(move || packs.load(&dir)).await;
     match loaded {
         Ok(Ok(pack)) => Ok(OnPack {
-            engine: live.engine().on_pack(Arc::new(pack)),
+            engine: live.engine().on_pack(pack),
             pack: shown,
         }),
         Ok(Err(e)) => Err(ErrorData::invalid_params(

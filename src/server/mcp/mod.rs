@@ -126,6 +126,7 @@ impl DiagnosisServer {
             before: args.before,
             status,
             session_id: args.session_id.filter(|s| !s.is_empty()),
+            text: None,
         };
         let runs = self.store.query_runs(&query).await.map_err(store_error)?;
         let next_before = (runs.len() == limit)

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// Bump when what an index holds or how a record is read changes.
-pub const INDEX_VERSION: u32 = 1;
+pub const INDEX_VERSION: u32 = 2;
 const MAGIC: &[u8; 16] = b"diagraph logidx\n";
 /// Magic, version, body length, body CRC-32.
 const HEADER_BYTES: u64 = 16 + 4 + 8 + 4;

@@ -17,7 +17,7 @@
 use super::format::{Defaults, Format};
 use super::sample::Sampler;
 use super::{Found, LogLine, LogQuery, norm_level};
-use crate::text::pattern::{Shape, letter_runs, shape};
+use crate::text::pattern::{Shape, hides, letter_runs, shape};
 use crate::tools::ToolError;
 use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
 use crate::tools::logs::MAX_LOG_LINE_BYTES;
@@ -238,6 +238,15 @@ impl LogTable {
                 .as_ref()
                 .is_none_or(|f| f.get(id).copied().unwrap_or(false))
         };
+        // A service or level the table's dictionary does not hold matches
+        // no record: answered without a pass over them.
+        let none_known =
+            |flags: &Option<Vec<bool>>| flags.as_ref().is_some_and(|f| !f.contains(&true));
+        let hi = if none_known(&services) || none_known(&levels) {
+            lo
+        } else {
+            hi
+        };
         let candidates = self
             .entries
             .get(lo..hi.max(lo))
@@ -381,7 +390,7 @@ impl<'a> PatternWords<'a> {
             && self.words.iter().any(|w| {
                 w.bytes().all(|b| b.is_ascii_alphabetic())
                     && !text.contains(w.as_str())
-                    && !hidden.iter().any(|h| h.contains(w.as_str()))
+                    && !hidden.iter().any(|h| hides(h, w))
             })
         {
             Decided::None

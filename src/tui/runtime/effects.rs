@@ -9,14 +9,13 @@ use crate::engine::{Engine, RunRequest, StepCommand, StepGate};
 use crate::server::client::ServerClient;
 use crate::tui::update::{Command, Msg};
 use crate::vocab::events::{EngineEvent, ModelDelta};
+use crate::vocab::run::RunSummary;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Bounded: a fast engine waits for the UI instead of growing memory.
 pub const EVENT_CHANNEL: usize = 256;
-/// Runs listed in the runs pane.
-pub const RUNS_LIMIT: usize = 10_000;
 /// How often the newest runs are read again, and how many.
 pub const RUNS_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 pub const RUNS_POLLED: usize = 50;
@@ -151,6 +150,7 @@ impl Effects {
                 }
             }
             Command::LoadRuns => self.load_runs(),
+            Command::LoadRunsPage { filter, before } => self.load_runs_page(filter, before),
             Command::LoadTrace { run_id } => {
                 let (ctx, tx) = (self.ctx.clone(), self.tx.clone());
                 tokio::spawn(async move {
@@ -282,15 +282,16 @@ impl Effects {
         });
     }
 
+    /// The newest page of runs.
     pub fn load_runs(&self) {
+        self.load_runs_page(String::new(), None);
+    }
+
+    fn load_runs_page(&self, filter: String, before: Option<i64>) {
         let Some(store) = self.ctx.store.clone() else {
             return;
         };
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let result = store.list_runs(RUNS_LIMIT).await.map_err(|e| e.to_string());
-            let _ = tx.send(Msg::RunsLoaded(result)).await;
-        });
+        send_runs_page(store, self.tx.clone(), filter, before);
     }
 
     /// Starts a run once `prepare` yields its engine and request. The gate
@@ -385,11 +386,50 @@ impl Effects {
             }
             let _ = tx.send(Msg::SourceDone { generation, error }).await;
             if let Some(store) = store {
-                let result = store.list_runs(RUNS_LIMIT).await.map_err(|e| e.to_string());
-                let _ = tx.send(Msg::RunsLoaded(result)).await;
+                send_runs_page(store, tx, String::new(), None);
             }
         });
     }
+}
+
+/// Reads a page of stored runs (newest first, older than `before`,
+/// matching `filter`) and how many match, and sends it to the loop.
+pub(super) fn send_runs_page(
+    store: Arc<crate::store::Store>,
+    tx: mpsc::Sender<Msg>,
+    filter: String,
+    before: Option<i64>,
+) {
+    tokio::spawn(async move {
+        let result = read_runs_page(&store, &filter, before).await;
+        let _ = tx.send(Msg::RunsPage { filter, result }).await;
+    });
+}
+
+/// A page of stored runs (newest first, older than `before`, matching
+/// `filter`) and how many stored runs match.
+pub async fn read_runs_page(
+    store: &crate::store::Store,
+    filter: &str,
+    before: Option<i64>,
+) -> Result<(Vec<RunSummary>, u64), String> {
+    let query = crate::store::RunQuery {
+        limit: crate::tui::update::RUNS_PAGE,
+        before,
+        text: Some(filter.to_string()).filter(|f| !f.is_empty()),
+        ..Default::default()
+    };
+    let page = async {
+        let rows = store.query_runs(&query).await?;
+        let total = store
+            .count_runs(&crate::store::RunQuery {
+                before: None,
+                ..query.clone()
+            })
+            .await?;
+        Ok::<_, crate::store::StoreError>((rows, total))
+    };
+    page.await.map_err(|e| e.to_string())
 }
 
 /// A run's stored trace from where this TUI reads runs: the database, or

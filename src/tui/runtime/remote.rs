@@ -200,10 +200,6 @@ pub fn tail_store(
             }
         }
         let _ = tx.send(Msg::SourceDone { generation, error }).await;
-        let result = store
-            .list_runs(super::effects::RUNS_LIMIT)
-            .await
-            .map_err(|e| e.to_string());
-        let _ = tx.send(Msg::RunsLoaded(result)).await;
+        super::effects::send_runs_page(store, tx, String::new(), None);
     });
 }

@@ -278,6 +278,25 @@ impl Selections {
     }
 }
 
+/// The runs list reads the store a page at a time, newest first: the
+/// whole history is listed below `floor`'s run, and a filter reads its
+/// matches further down.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunsPages {
+    /// Every stored run newer than this one is listed (None: no page read
+    /// from a store yet, or the store holds no runs).
+    pub floor: Option<i64>,
+    /// The filter whose matches below the floor are being read, and the
+    /// oldest of them listed so far.
+    pub search: Option<(String, Option<i64>)>,
+    /// The filter whose every stored match is listed ("": all runs).
+    pub complete: Option<String>,
+    /// How many stored runs match a filter ("": all runs), as last counted.
+    pub total: Option<(String, u64)>,
+    /// A page is being read.
+    pub pending: bool,
+}
+
 pub struct AppState {
     pub mode: Mode,
     pub focus: Pane,
@@ -287,6 +306,8 @@ pub struct AppState {
     pub next_generation: u64,
     pub runs: Vec<RunSummary>,
     pub runs_error: Option<String>,
+    /// How much of the stored history the runs list holds.
+    pub runs_pages: RunsPages,
     /// Events of runs finished in this session, replayable without a store.
     pub local_events: BTreeMap<i64, Vec<EngineEvent>>,
     /// Stored traces of the shown run, loaded when a detail needs them.
@@ -341,6 +362,7 @@ impl AppState {
             next_generation: 1,
             runs: Vec::new(),
             runs_error: None,
+            runs_pages: RunsPages::default(),
             local_events: BTreeMap::new(),
             traces: BTreeMap::new(),
             filter: String::new(),

@@ -176,7 +176,7 @@ pub(super) fn on_compare_loaded(
 /// Sets the runs list, grouped by session: sessions by their newest run,
 /// and the runs of a session newest first. The selection stays on the
 /// run it was on.
-fn set_runs(state: &mut AppState, mut runs: Vec<RunSummary>) {
+pub(super) fn set_runs(state: &mut AppState, mut runs: Vec<RunSummary>) {
     let selected = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id);
     let mut newest: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
     for r in &runs {

@@ -19,6 +19,9 @@ mod actions;
 mod events;
 mod input;
 mod mouse;
+mod runs_pages;
+
+pub use runs_pages::{PAGE as RUNS_PAGE, stored_total};
 
 pub use actions::node_boundary;
 pub use mouse::WHEEL_STEP;
@@ -61,6 +64,11 @@ pub enum Msg {
         elapsed_ms: u64,
     },
     RunsLoaded(Result<Vec<RunSummary>, String>),
+    /// A page of stored runs (`Command::LoadRunsPage`) and how many match.
+    RunsPage {
+        filter: String,
+        result: Result<(Vec<RunSummary>, u64), String>,
+    },
     /// The newest runs, polled: merged into the list (other processes'
     /// runs appear, running ones change status).
     RunsChanged(Vec<RunSummary>),
@@ -118,6 +126,12 @@ pub enum Command {
     /// Stop the live run: it ends CANCELLED with its events saved.
     Cancel,
     LoadRuns,
+    /// Read the page of stored runs older than `before` that match
+    /// `filter` (`RunsPage`).
+    LoadRunsPage {
+        filter: String,
+        before: Option<i64>,
+    },
     ListScenarios,
     /// Read a run's stored trace (prompts, responses, reasoning).
     LoadTrace {
@@ -139,6 +153,26 @@ pub enum Command {
 
 /// Applies one message to the state; returns what the runtime must do.
 pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
+    // What can move the runs list or its selection (a key, the wheel, a
+    // page, a filter) may bring its end into view; engine events, deltas
+    // and ticks, which come in floods, cannot.
+    let moves_runs = matches!(
+        msg,
+        Msg::Key(_)
+            | Msg::Mouse(_)
+            | Msg::Paste(_)
+            | Msg::RunsPage { .. }
+            | Msg::RunsLoaded(_)
+            | Msg::RunsChanged(_)
+    );
+    let mut commands = apply(state, msg);
+    if moves_runs {
+        commands.extend(runs_pages::more(state));
+    }
+    commands
+}
+
+fn apply(state: &mut AppState, msg: Msg) -> Vec<Command> {
     match msg {
         Msg::Key(key) if key.kind != KeyEventKind::Release => input::on_key(state, key),
         Msg::Key(_) => vec![],
@@ -178,6 +212,10 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Command> {
         }
         Msg::RunsLoaded(Err(e)) => {
             state.runs_error = Some(e);
+            vec![]
+        }
+        Msg::RunsPage { filter, result } => {
+            runs_pages::on_page(state, &filter, result);
             vec![]
         }
         Msg::RunsChanged(rows) => {

@@ -11,6 +11,8 @@ macro_rules! each_store_check {
             trace_projection,
             replay_equals_live,
             runs_list,
+            runs_pages_and_search,
+            prune_keeps_feedback,
             session_history_and_isolation,
             foreign_invocation_on_empty_store,
             rerecording_is_idempotent,
@@ -152,6 +154,108 @@ pub async fn runs_list(store: &Store) {
     assert_eq!(runs[0].question, "second question");
     assert!(runs[0].created_at.starts_with("20"));
     assert_eq!(store.list_runs(1).await.unwrap().len(), 1);
+}
+
+/// Pages reach every run, the count says how many match, and the text
+/// filter searches the question, id and status in the database.
+pub async fn runs_pages_and_search(store: &Store) {
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let q = if i == 2 {
+            "50%_off payment timeout".to_string()
+        } else {
+            format!("question {i}")
+        };
+        ids.push(pass_run(store, None, &q, "svc").await.handle.run_id);
+    }
+    let all = diagraph::store::RunQuery {
+        limit: 3,
+        ..Default::default()
+    };
+    assert_eq!(store.count_runs(&all).await.unwrap(), 7);
+    let mut seen = Vec::new();
+    let mut before = None;
+    loop {
+        let page = store
+            .query_runs(&diagraph::store::RunQuery {
+                before,
+                ..all.clone()
+            })
+            .await
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        assert!(page.len() <= 3);
+        before = page.last().map(|r| r.run_id);
+        seen.extend(page.iter().map(|r| r.run_id));
+    }
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    assert_eq!(
+        seen, newest_first,
+        "the pages hold every run once, newest first"
+    );
+    let search = |text: &str| diagraph::store::RunQuery {
+        limit: 10,
+        text: Some(text.into()),
+        ..Default::default()
+    };
+    // LIKE's wildcards in the text are literal characters.
+    let found = store.query_runs(&search("50%_OFF")).await.unwrap();
+    assert_eq!(found.iter().map(|r| r.run_id).collect::<Vec<_>>(), [ids[2]]);
+    assert_eq!(store.count_runs(&search("%")).await.unwrap(), 1);
+    assert_eq!(store.count_runs(&search("_")).await.unwrap(), 1);
+    assert_eq!(store.count_runs(&search("question")).await.unwrap(), 6);
+    assert_eq!(store.count_runs(&search("success")).await.unwrap(), 7);
+    assert_eq!(store.count_runs(&search("no such words")).await.unwrap(), 0);
+    let by_id = store
+        .query_runs(&search(&ids[4].to_string()))
+        .await
+        .unwrap();
+    assert!(by_id.iter().any(|r| r.run_id == ids[4]));
+}
+
+/// Pruning deletes old runs with their rows, and keeps runs with feedback
+/// whole.
+pub async fn prune_keeps_feedback(store: &Store) {
+    let kept = pass_run(
+        store,
+        None,
+        "why is payment-service slow?",
+        "payment-service",
+    )
+    .await;
+    let gone = pass_run(store, None, "why is order-service slow?", "order-service").await;
+    store
+        .record_feedback(kept.handle.run_id, false, case_from_evaluation)
+        .await
+        .unwrap();
+    let before_kept = store.run_trace(kept.handle.run_id).await.unwrap();
+    // A cut-off in the past prunes nothing.
+    assert_eq!(store.prune_runs(0).await.unwrap(), 0);
+    let future = chrono::Utc::now().timestamp_millis() + 60_000;
+    assert_eq!(store.prune_runs(future).await.unwrap(), 1);
+    assert!(matches!(
+        store.run_trace(gone.handle.run_id).await,
+        Err(StoreError::UnknownRun(_))
+    ));
+    assert_eq!(
+        store.run_trace(kept.handle.run_id).await.unwrap(),
+        before_kept
+    );
+    assert_eq!(
+        store.load_events(kept.handle.run_id).await.unwrap().len(),
+        before_kept.run.event_count
+    );
+    let listed: Vec<i64> = store
+        .list_runs(10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert_eq!(listed, [kept.handle.run_id]);
 }
 
 /// A session's history feeds the next run; runs of one session stay apart.

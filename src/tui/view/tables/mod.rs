@@ -77,6 +77,13 @@ fn tab_title(state: &AppState, pane: Pane, tabbed: bool, width: u16) -> Line<'st
     let label = |p: Pane, short: bool| {
         let title = if short { short_title(p) } else { p.title() };
         let mut s = format!("{title} ({})", count(p));
+        // The stored history beyond the pages read so far is counted.
+        if p == Pane::Runs
+            && let Some(total) = crate::tui::update::stored_total(state)
+            && total > count(p) as u64
+        {
+            s = format!("{title} ({} of {total})", count(p));
+        }
         if p == Pane::Bindings && state.view().failed_bindings() > 0 {
             s.push_str(&format!(" ✗{}", state.view().failed_bindings()));
         }
