@@ -16,6 +16,7 @@
 //! is said so, never "did not pass structure validation".
 
 use crate::engine::nodes::answer::{self, check_text};
+use crate::engine::subjects::{self, Focus};
 use crate::text::one_line;
 use crate::vocab::agent::AgentRole;
 use crate::vocab::answer::{evidence_quote, finding_line, negative_line};
@@ -289,6 +290,18 @@ fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
 /// every finding checked against its verified evidence. `names`: service
 /// names the sources know (lower case).
 pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String]) -> String {
+    post_verifier_answer_focused(lang, input, names, &Focus::default())
+}
+
+/// [`post_verifier_answer`] for a question with subjects: what was found
+/// per subject first, findings about none of them under "Other activity"
+/// (`engine::subjects`).
+pub fn post_verifier_answer_focused(
+    lang: Lang,
+    input: &ComposerInput,
+    names: &[String],
+    focus: &Focus,
+) -> String {
     let t = labels(lang);
     let rule = Some(Severity::None);
     let mut ignored = Vec::new();
@@ -298,7 +311,14 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
         .iter()
         .filter(|c| !c.is_negative)
         .partition(|c| answer::runbook_only_cause(&[*c]));
+    let (observed, other): (Vec<&AllowedClaim>, Vec<&AllowedClaim>) = observed
+        .into_iter()
+        .partition(|c| focus.is_about(&c.claim_id));
     let claims: Vec<String> = observed
+        .iter()
+        .map(|c| claim_line(lang, c, names))
+        .collect();
+    let other: Vec<String> = other
         .iter()
         .map(|c| claim_line(lang, c, names))
         .collect();
@@ -348,6 +368,9 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
     }
     unverified.extend(steps);
     let mut out = String::new();
+    if focus.applies() {
+        crate::vocab::answer::section(&mut out, subjects::title(lang), &focus.status_lines(lang));
+    }
     match input.verdict {
         Verdict::Pass => {
             section(&mut out, t.confirmed_findings, &claims, t.none);
@@ -372,6 +395,7 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
             section(&mut out, gap_title, &gaps, t.none);
         }
     }
+    crate::vocab::answer::section(&mut out, subjects::other_title(lang), &other);
     section(&mut out, t.unverified, &unverified, t.none);
     out
 }

@@ -217,6 +217,47 @@ pub fn extract_at(
     e
 }
 
+/// Names of machines in a question: an IPv4 address, or a word joining
+/// letters and digits with `-`, `.` or `:` (`node-17`, `db01.prod`,
+/// `R02-M1-N0`) or with two digits or more (`web01`), that is not one of
+/// `services`, a time, a duration or an HTTP code. A word of letters
+/// only is never a host.
+pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in question.split(|c: char| {
+        c.is_whitespace() || ",;!?()[]{}\"'`“”，。？！：；（）「」".contains(c)
+    }) {
+        let w = raw.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if w.len() < 3 || !w.is_ascii() || w.contains("://") {
+            continue;
+        }
+        let digits = w.chars().filter(|c| c.is_ascii_digit()).count();
+        let letters = w.chars().filter(|c| c.is_ascii_alphabetic()).count();
+        let joined = w.contains(['-', '.', ':', '_']);
+        let ipv4 = w.split('.').count() == 4
+            && w.split('.').all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
+        let named = letters > 0 && digits > 0 && (joined || digits >= 2);
+        let time_like = TIME_LIKE.is_match(w) || HTTP_CODE.is_match(&w.to_ascii_lowercase());
+        if !(ipv4 || named) || time_like && !ipv4 {
+            continue;
+        }
+        if services.iter().any(|s| s.eq_ignore_ascii_case(w)) {
+            continue;
+        }
+        if !out.iter().any(|o| o.eq_ignore_ascii_case(w)) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// Times, dates and durations a question writes with letters and digits.
+static TIME_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    literal_regex(
+        r"(?i)^(?:\d+(?:\.\d+)?(?:ms|s|sec|secs|m|min|mins|h|hr|hrs|d|days?|w|k|kb|mb|gb|tb|x|am|pm|st|nd|rd|th)|\d{1,2}:\d{2}(?::\d{2})?(?:am|pm|z)?|\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?|\d+xx|p\d{2,3}|utc[+-]\d+)$",
+    )
+});
+
 /// Level words of a question and the levels each asks for.
 const LEVEL_WORDS: &[(&[&str], &[&str], Level)] = &[
     (

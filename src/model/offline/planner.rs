@@ -12,7 +12,7 @@ use crate::model::offline::entities::{self, Entities, NarrowTarget};
 use crate::model::offline::text::{content_tokens, tokens};
 use crate::text::clean;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
-use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
+use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan, Subjects};
 use crate::vocab::dto::{PlannerInput, PlannerRetryView};
 use crate::vocab::level::{self, Level};
 use crate::vocab::time::{self, Window};
@@ -164,6 +164,27 @@ pub fn plan(input: &PlannerInput) -> PlannerPlan {
         plan: steps,
         reasoning: reasoning(&e, narrow.as_ref(), zh),
         queries,
+        subjects: subjects(&input.question, &e),
+    }
+}
+
+/// The question's subjects as the offline Planner reads them: the
+/// services, alerts and keywords its entity rules found, host-like names,
+/// the infrastructure components it names, the window and the levels.
+fn subjects(question: &str, e: &Entities) -> Subjects {
+    let components: Vec<String> = tokens(question)
+        .into_iter()
+        .filter(|w| crate::text::facts::words::infra_component(w).is_some())
+        .filter(|w| !e.services.iter().any(|s| s.eq_ignore_ascii_case(w)))
+        .collect();
+    Subjects {
+        services: e.services.clone(),
+        hosts: entities::hosts(question, &e.services),
+        components,
+        alerts: e.alerts.clone(),
+        keywords: e.keywords.clone(),
+        window: e.window.map(|w| w.describe()),
+        levels: e.levels.iter().map(|l| l.as_str().to_string()).collect(),
     }
 }
 
@@ -711,6 +732,7 @@ fn gap_plan(input: &PlannerInput, retry: &PlannerRetryView) -> PlannerPlan {
         )
     };
     PlannerPlan {
+        subjects: Subjects::default(),
         selected_skill: None,
         selection_reason: if zh {
             "补证据轮次只针对证据缺口，不选择技能".into()
