@@ -122,7 +122,9 @@ fn names(asked: &str, held: &str) -> bool {
     asked_parts.iter().all(|a| {
         a.chars().count() >= MIN_PART
             && held_parts.iter().any(|h| {
-                let daemon = h.strip_suffix('d').filter(|b| b.chars().count() >= MIN_PART);
+                let daemon = h
+                    .strip_suffix('d')
+                    .filter(|b| b.chars().count() >= MIN_PART);
                 h == a || daemon.is_some_and(|b| b == a || a.ends_with(b))
             })
     })
@@ -339,13 +341,13 @@ impl Focus {
                 .join(", ");
             out.push(match (found, s.held(), s.kind, zh) {
                 (true, _, _, false) if listed => {
-                    format!("{n} (in the sources as {as_names}): verified evidence found below.")
+                    format!("{n} (in the sources as {as_names}): verified evidence found.")
                 }
                 (true, _, _, true) if listed => {
-                    format!("{n}（来源中的名称：{as_names}）：已找到经核验的证据，见下文。")
+                    format!("{n}（来源中的名称：{as_names}）：已找到经核验的证据。")
                 }
-                (true, _, _, false) => format!("{n}: verified evidence found below."),
-                (true, _, _, true) => format!("{n}：已找到经核验的证据，见下文。"),
+                (true, _, _, false) => format!("{n}: verified evidence found."),
+                (true, _, _, true) => format!("{n}：已找到经核验的证据。"),
                 (false, false, SubjectKind::Service | SubjectKind::Component, false) => {
                     format!("No evidence about {n}: no source holds that name.")
                 }
@@ -394,11 +396,7 @@ pub fn other_title(lang: Lang) -> &'static str {
 /// the filter of the query that returned it) or its text contains the
 /// subject's word. Knowledge text is background, never about anything
 /// that happened.
-fn evidence_about(
-    s: &Subject,
-    e: &VerifiedEvidence,
-    invocations: &[Arc<ToolInvocation>],
-) -> bool {
+fn evidence_about(s: &Subject, e: &VerifiedEvidence, invocations: &[Arc<ToolInvocation>]) -> bool {
     if e.tool_name == LOOKUP_KNOWLEDGE {
         return false;
     }

@@ -318,10 +318,7 @@ pub fn post_verifier_answer_focused(
         .iter()
         .map(|c| claim_line(lang, c, names))
         .collect();
-    let other: Vec<String> = other
-        .iter()
-        .map(|c| claim_line(lang, c, names))
-        .collect();
+    let other: Vec<String> = other.iter().map(|c| claim_line(lang, c, names)).collect();
     let background: Vec<String> = background
         .iter()
         .map(|c| {

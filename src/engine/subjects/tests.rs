@@ -27,7 +27,9 @@ fn subjects(services: &[&str], hosts: &[&str], keywords: &[&str]) -> Subjects {
 }
 
 fn resolved(asked: &str) -> Vec<String> {
-    resolve(&subjects(&[asked], &[], &[]), &held())[0].names.clone()
+    resolve(&subjects(&[asked], &[], &[]), &held())[0]
+        .names
+        .clone()
 }
 
 #[test]
@@ -35,10 +37,18 @@ fn names_resolve_across_case_punctuation_daemons_suites_aliases_and_chinese() {
     assert_eq!(resolved("Payment_Service"), vec!["payment-service"]);
     assert_eq!(resolved("payment"), vec!["payment-service"]);
     assert_eq!(resolved("ssh"), vec!["sshd"], "a protocol finds its daemon");
-    assert_eq!(resolved("OpenSSH"), vec!["sshd"], "a suite finds its program");
+    assert_eq!(
+        resolved("OpenSSH"),
+        vec!["sshd"],
+        "a suite finds its program"
+    );
     assert_eq!(resolved("datanode"), vec!["hdfs-datanode"]);
     assert_eq!(resolved("storefront"), vec!["web-frontend"], "an alias");
-    assert_eq!(resolved("支付服务"), vec!["payment-service"], "a Chinese name");
+    assert_eq!(
+        resolved("支付服务"),
+        vec!["payment-service"],
+        "a Chinese name"
+    );
     assert!(resolved("billing-db").is_empty());
     assert!(resolved("db").is_empty(), "too short to rest on a part");
 }
@@ -119,7 +129,10 @@ fn a_claim_is_about_a_subject_by_record_fields_filter_or_message() {
     assert_eq!(focus.found, vec![true, true, false]);
     assert!(focus.answered());
     let lines = focus.status_lines(Lang::En).join("\n");
-    assert!(lines.contains("No verified evidence about Failed password"), "{lines}");
+    assert!(
+        lines.contains("No verified evidence about Failed password"),
+        "{lines}"
+    );
 }
 
 #[test]

@@ -224,9 +224,9 @@ pub fn extract_at(
 /// only is never a host.
 pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for raw in question.split(|c: char| {
-        c.is_whitespace() || ",;!?()[]{}\"'`“”，。？！：；（）「」".contains(c)
-    }) {
+    for raw in question
+        .split(|c: char| c.is_whitespace() || ",;!?()[]{}\"'`“”，。？！：；（）「」".contains(c))
+    {
         let w = raw.trim_matches(|c: char| !c.is_ascii_alphanumeric());
         if w.len() < 3 || !w.is_ascii() || w.contains("://") {
             continue;
@@ -235,7 +235,8 @@ pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
         let letters = w.chars().filter(|c| c.is_ascii_alphabetic()).count();
         let joined = w.contains(['-', '.', ':', '_']);
         let ipv4 = w.split('.').count() == 4
-            && w.split('.').all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
+            && w.split('.')
+                .all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
         let named = letters > 0 && digits > 0 && (joined || digits >= 2);
         let time_like = TIME_LIKE.is_match(w) || HTTP_CODE.is_match(&w.to_ascii_lowercase());
         if !(ipv4 || named) || time_like && !ipv4 {

@@ -274,7 +274,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.subjects.services, vec!["sshd"]);
-        assert_eq!(p.subjects.hosts, vec!["db-1"], "empty and repeated names dropped");
+        assert_eq!(
+            p.subjects.hosts,
+            vec!["db-1"],
+            "empty and repeated names dropped"
+        );
         assert_eq!(p.subjects.window.as_deref(), Some("last 30 minutes"));
         let named: Vec<_> = p.subjects.named().collect();
         assert_eq!(named.len(), 3);
