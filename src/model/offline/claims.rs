@@ -9,19 +9,17 @@
 
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
-use crate::model::offline::entities;
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, Timing, group_count, group_logs,
     group_range, is_error_level, level_rank, timing,
 };
-use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
+use crate::model::offline::relevance::Relevance;
+use crate::model::offline::text::{contains_ci, literal_pieces, whole_words};
 use crate::text::facts::FactText;
 use crate::text::facts::grounded::added;
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
-use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use chrono::Duration;
-use std::collections::BTreeSet;
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
@@ -127,10 +125,8 @@ pub fn build(
         MAX_LOG_CLAIMS
     };
     let log_claims = used_group.iter().filter(|u| **u).count();
-    let asked = Asked::new(question);
     let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
-    // Stable: within each rank, most severe and largest first.
-    order.sort_by_key(|i| groups.get(*i).map_or((true, true), |g| asked.rank(g)));
+    Relevance::new(question, &groups, &c.alerts).sort(&mut order, &groups);
     for (gi, g) in order
         .into_iter()
         .filter_map(|i| Some((i, groups.get(i)?)))
@@ -241,53 +237,6 @@ pub fn build(
         missing,
     }
 }
-
-/// What the question asks about, to rank log groups by: its own words
-/// (not the service's name, not level words) and its levels. "Is X
-/// warning about lease renewal?" wants the lease lines before louder
-/// errors the question did not ask about.
-struct Asked {
-    words: BTreeSet<String>,
-    levels: Vec<Level>,
-}
-
-impl Asked {
-    fn new(question: &str) -> Asked {
-        let e = entities::extract(question, &[]);
-        let service_words: BTreeSet<String> =
-            e.services.iter().flat_map(|s| content_tokens(s)).collect();
-        let words = content_tokens(question)
-            .into_iter()
-            .filter(|w| w.chars().count() >= 4)
-            .filter(|w| !service_words.contains(w) && Level::parse_word(w).is_none())
-            .filter(|w| !GENERIC_QUESTION_WORDS.contains(&w.as_str()))
-            .collect();
-        Asked {
-            words,
-            levels: e.levels,
-        }
-    }
-
-    /// (names none of the question's words, not at a level it asks).
-    fn rank(&self, g: &[&LogItem]) -> (bool, bool) {
-        let Some(first) = g.first() else {
-            return (true, true);
-        };
-        let named = !self.words.is_empty()
-            && content_tokens(&first.template)
-                .iter()
-                .any(|w| self.words.contains(w));
-        let level = Level::parse(&first.level).is_some_and(|l| self.levels.contains(&l));
-        (!named, !level)
-    }
-}
-
-/// Question words that say nothing about which lines are meant.
-const GENERIC_QUESTION_WORDS: &[&str] = &[
-    "logs", "logged", "logging", "lines", "messages", "message", "wrong", "happened", "going",
-    "failing", "failed", "errors", "warnings", "there", "about", "which", "what", "write", "wrote",
-    "recently", "today", "service",
-];
 
 /// The likely cause the evidence supports, the alerts and groups it
 /// binds, and the groups that are earlier history.

@@ -50,6 +50,8 @@ pub struct LogItem {
     /// The lines like this one that matched, counted over every match by
     /// the tool, when the sample does not show them all.
     pub similar: Option<Similar>,
+    /// A keyword query returned this line: what it found is shown.
+    pub by_keyword: bool,
 }
 
 /// `similar` of a `query_logs` line: how many lines like it matched and
@@ -189,6 +191,11 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
             }
             // The same line or alert returned by two queries is one item.
             if !seen_text.insert((tool.clone(), text.to_string())) {
+                if has_keyword(&args)
+                    && let Some(l) = c.logs.iter_mut().find(|l| l.src.text == text)
+                {
+                    l.by_keyword = true;
+                }
                 continue;
             }
             let item = array_item(body, raw_path);
@@ -314,8 +321,16 @@ fn log_item(src: Source, item: Option<&Value>, args: &Value) -> LogItem {
         template: template(&message),
         ts: ts_text.unwrap_or_default(),
         similar,
+        by_keyword: has_keyword(args),
         src,
     }
+}
+
+/// The query searched for a keyword.
+fn has_keyword(args: &Value) -> bool {
+    args.get("keyword")
+        .and_then(Value::as_str)
+        .is_some_and(|k| !k.trim().is_empty())
 }
 
 const SIMILAR_MARK: &str = " matching lines like this";

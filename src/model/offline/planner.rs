@@ -175,7 +175,11 @@ fn subjects(question: &str, e: &Entities) -> Subjects {
     let components: Vec<String> = tokens(question)
         .into_iter()
         .filter(|w| crate::text::facts::words::infra_component(w).is_some())
-        .filter(|w| !e.services.iter().any(|s| s.eq_ignore_ascii_case(w)))
+        .filter(|w| {
+            !e.services
+                .iter()
+                .any(|s| s.to_lowercase().contains(w.as_str()))
+        })
         .collect();
     Subjects {
         services: e.services.clone(),
