@@ -212,6 +212,14 @@ pub fn extract_at(
             push_unique(&mut e.keywords, m.as_str());
         }
     }
+    // Identifiers (a request or instance id, a block id) are searched
+    // for literally.
+    for w in question.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+        let w = w.trim_matches(['-', '_']);
+        if is_id(w) {
+            push_unique(&mut e.keywords, w);
+        }
+    }
     e.window = time::parse(question, now);
     e.levels = levels(&lower);
     e
@@ -239,7 +247,7 @@ pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
                 .all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
         let named = letters > 0 && digits > 0 && (joined || digits >= 2);
         let time_like = TIME_LIKE.is_match(w) || HTTP_CODE.is_match(&w.to_ascii_lowercase());
-        if !(ipv4 || named) || time_like && !ipv4 {
+        if !(ipv4 || named) || time_like && !ipv4 || is_id(w) {
             continue;
         }
         if services.iter().any(|s| s.eq_ignore_ascii_case(w)) {
@@ -250,6 +258,18 @@ pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// An identifier rather than a machine: a UUID or a long run of hex
+/// digits (a request, instance or block id).
+pub fn is_id(w: &str) -> bool {
+    let hex = w.chars().filter(|c| c.is_ascii_hexdigit()).count();
+    hex >= 12
+        && w.chars()
+            .all(|c| c.is_ascii_hexdigit() || c == '-' || c == '_')
+        || w.len() >= 8
+            && w.chars().filter(|c| c.is_ascii_digit()).count() * 2 >= w.len()
+            && w.contains('_')
 }
 
 /// Times, dates and durations a question writes with letters and digits.
@@ -457,9 +477,15 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
     // sources may not have: asking about it must say so, not answer
     // about everything else. Not when a known service already stands for
     // the same words (`payment-svc` for payment-service).
+    // A machine's name (`r02-m1-n0`, `node-17`) is a host, not a service.
+    let host_names: Vec<String> = hosts(lower, &[])
+        .into_iter()
+        .map(|h| h.to_lowercase())
+        .collect();
     for m in HYPHENATED.find_iter(lower) {
         let s = m.as_str();
-        if NOT_SERVICES.contains(&s)
+        if host_names.iter().any(|h| h.contains(s))
+            || NOT_SERVICES.contains(&s)
             || stands_for_found(&found, s)
             || known.iter().any(|k| k.eq_ignore_ascii_case(s))
             || SYMPTOMS

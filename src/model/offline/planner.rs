@@ -9,6 +9,7 @@
 
 use crate::model::offline::depend;
 use crate::model::offline::entities::{self, Entities, NarrowTarget};
+use crate::model::offline::relevance;
 use crate::model::offline::text::{content_tokens, tokens};
 use crate::text::clean;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
@@ -381,6 +382,17 @@ fn broad_queries(
     for s in &e.symptoms {
         keywords.extend(s.log_keywords.iter().map(|k| k.to_string()));
     }
+    // Without a literal keyword or a symptom, the question's own words
+    // are what its lines would say, at whatever level they were logged.
+    if keywords.is_empty() {
+        // by stem, so `deleted` finds `Deleting`
+        keywords.extend(
+            relevance::question_words(&input.question, &e.services)
+                .iter()
+                .take(2)
+                .map(|w| relevance::stem(w)),
+        );
+    }
     let mut seen = BTreeSet::new();
     for k in keywords
         .into_iter()
@@ -395,6 +407,28 @@ fn broad_queries(
             QUERY_LOGS,
             &with_window(args, e),
             format!("log lines mentioning \"{k}\""),
+        ));
+    }
+    // A host is found in the records that name it, at every level.
+    for h in entities::hosts(&input.question, &e.services).iter().take(2) {
+        out.extend(tools.query(
+            QUERY_LOGS,
+            &with_window(vec![("keyword", json!(h))], e),
+            format!("log lines naming host {h}"),
+        ));
+    }
+    // A question that names no level is about every level: what the
+    // service (or, in a window, every service) logged, rare lines included.
+    if e.levels.is_empty() && (scope.is_some() || e.window.is_some()) {
+        let mut args = Vec::new();
+        if let Some(s) = scope {
+            args.push(("service", json!(s)));
+        }
+        let whose = scope.map_or("every service".to_string(), |s| s.to_string());
+        out.extend(tools.query(
+            QUERY_LOGS,
+            &with_window(args, e),
+            format!("logs of {whose} at every level"),
         ));
     }
     for s in &services {

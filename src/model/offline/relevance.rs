@@ -23,6 +23,14 @@ use std::collections::BTreeSet;
 
 /// Question words that say nothing about which lines are meant.
 const GENERIC_QUESTION_WORDS: &[&str] = &[
+    "node",
+    "nodes",
+    "host",
+    "hosts",
+    "machine",
+    "machines",
+    "instance",
+    "instances",
     "logs",
     "logged",
     "logging",
@@ -98,6 +106,9 @@ pub struct Relevance {
     /// words, not generic question words).
     words: BTreeSet<String>,
     levels: Vec<Level>,
+    /// The question's literal names (hosts, ids, quoted phrases), lower
+    /// case: a line a query for one of them found is about the question.
+    names: BTreeSet<String>,
     /// Active alerts' start times.
     alert_starts: Vec<DateTime<Utc>>,
     /// Lines seen in every group (the idf's corpus), and their span.
@@ -150,6 +161,13 @@ impl Relevance {
         for k in &e.keywords {
             words.extend(tokens(k).iter().filter(|t| t.len() >= 3).map(|t| stem(t)));
         }
+        let names: BTreeSet<String> = e
+            .keywords
+            .iter()
+            .cloned()
+            .chain(entities::hosts(question, &e.services))
+            .map(|n| n.to_lowercase())
+            .collect();
         let total = groups.iter().map(|g| group_count(g)).sum::<u64>().max(1);
         let times: Vec<(DateTime<Utc>, DateTime<Utc>)> =
             groups.iter().filter_map(|g| group_times(g)).collect();
@@ -160,6 +178,7 @@ impl Relevance {
             .zip(times.iter().map(|t| t.1).max());
         Relevance {
             words,
+            names,
             levels: e.levels,
             alert_starts: alerts
                 .iter()
@@ -192,8 +211,13 @@ impl Relevance {
                 s += 2.0 + 2.0 * hits as f64 / self.words.len() as f64;
             }
         }
-        if g.iter().any(|l| l.by_keyword) {
-            s += 2.5;
+        // a keyword query found it (in its message or its other fields):
+        // one for a name the question gives most, one for a word less
+        let found: Vec<&String> = g.iter().flat_map(|l| &l.found_by).collect();
+        if found.iter().any(|k| self.names.contains(*k)) {
+            s += 8.0;
+        } else if !found.is_empty() {
+            s += 1.0;
         }
         let level = Level::parse(&first.level);
         if level.is_some_and(|l| self.levels.contains(&l)) {
