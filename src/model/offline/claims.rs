@@ -631,20 +631,52 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
         } else {
             &first.service
         };
+        let q = quote(g);
         format!(
-            "{who} 记录了 {}{}，模式为 \"{}\"",
+            "{who} 记录了 {}{}，模式为 \"{q}\"{}",
             lines_zh(g, level),
             time_range(g, true),
-            quote(g)
+            masked_example(g, &q, true)
         )
     } else {
+        let q = quote(g);
         format!(
-            "{who} logged {}{} matching \"{}\"",
+            "{who} logged {}{} matching \"{q}\"{}",
             lines_en(g, level, ""),
             time_range(g, false),
-            quote(g)
+            masked_example(g, &q, false)
         )
     }
+}
+
+static IPV4: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    crate::text::literal_regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
+});
+
+/// A pattern that masks an address (`*.*.*.*`) loses which address it
+/// was: the first line's own address is stated beside it, so an
+/// attacker's or a peer's address is not lost to the template. Empty when
+/// the pattern masks none or the line has none.
+fn masked_example(g: &[&LogItem], quoted: &str, zh: bool) -> String {
+    let Some(first) = g.first() else {
+        return String::new();
+    };
+    if !quoted.contains("*.*.*.*") {
+        return String::new();
+    }
+    let Some(ip) = IPV4.find(message_of(first)).map(|m| m.as_str()) else {
+        return String::new();
+    };
+    let evidence = [FactText::new(&first.src.text)];
+    let candidates = if zh {
+        vec![format!("（例如 {ip}）"), format!("（{ip}）")]
+    } else {
+        vec![format!(" (e.g. {ip})"), format!(" ({ip})")]
+    };
+    candidates
+        .into_iter()
+        .find(|c| added(&FactText::new(c), &evidence, &[]).is_none())
+        .unwrap_or_default()
 }
 
 fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {
