@@ -422,6 +422,19 @@ fn evidence_about(s: &Subject, e: &VerifiedEvidence, invocations: &[Arc<ToolInvo
             if words.iter().any(|w| contains_name(&text, w)) {
                 return true;
             }
+            // the same record returned by a query that filtered on the
+            // subject (a host named in a field the ref text leaves out)
+            if invocations.iter().any(|other| {
+                other.id != inv.id
+                    && filter_names(&other.input_params, &words)
+                    && other
+                        .retrieval_details
+                        .evidence_refs
+                        .iter()
+                        .any(|o| o.text == r.text)
+            }) {
+                return true;
+            }
         }
     }
     let matched = e.matched_text.to_lowercase();

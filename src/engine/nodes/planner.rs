@@ -20,6 +20,7 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
         available_knowledge_domains: catalog.domains.clone(),
         skill_catalog: catalog.skills.clone(),
         known_services: catalog.services.clone(),
+        aliases: catalog.names.aliases.clone(),
         now: Some(catalog.reference_time.unwrap_or_else(chrono::Utc::now)),
         available_tools: ctx
             .engine

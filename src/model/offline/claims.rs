@@ -649,9 +649,8 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
     }
 }
 
-static IPV4: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    crate::text::literal_regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-});
+static IPV4: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| crate::text::literal_regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"));
 
 /// A pattern that masks an address (`*.*.*.*`) loses which address it
 /// was: the first line's own address is stated beside it, so an

@@ -119,6 +119,7 @@ fn first_calls(
             available_knowledge_domains: Default::default(),
             skill_catalog: Default::default(),
             known_services: Default::default(),
+            aliases: Default::default(),
             now: None,
             available_tools: request.tools.clone().into(),
             retry_context: None,

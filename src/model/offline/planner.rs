@@ -89,7 +89,8 @@ pub fn query_key(tool: &str, arguments: &Value) -> String {
 }
 
 pub fn plan(input: &PlannerInput) -> PlannerPlan {
-    let e = entities::extract_at(&input.question, &input.known_services, input.now);
+    let mut e = entities::extract_at(&input.question, &input.known_services, input.now);
+    let said = with_aliases(&mut e, &input.question, &input.aliases);
     if let Some(retry) = &input.retry_context {
         return gap_plan(input, retry);
     }
@@ -165,14 +166,26 @@ pub fn plan(input: &PlannerInput) -> PlannerPlan {
         plan: steps,
         reasoning: reasoning(&e, narrow.as_ref(), zh),
         queries,
-        subjects: subjects(&input.question, &e),
+        subjects: subjects(&input.question, &e, &said),
     }
 }
 
 /// The question's subjects as the offline Planner reads them: the
 /// services, alerts and keywords its entity rules found, host-like names,
 /// the infrastructure components it names, the window and the levels.
-fn subjects(question: &str, e: &Entities) -> Subjects {
+fn subjects(question: &str, e: &Entities, said: &[&(String, Vec<String>)]) -> Subjects {
+    // a service the question named by an alias is subject under that name
+    let mut services: Vec<String> = said.iter().map(|(a, _)| a.clone()).collect();
+    services.extend(
+        e.services
+            .iter()
+            .filter(|s| {
+                !said
+                    .iter()
+                    .any(|(_, t)| t.iter().any(|t| t.eq_ignore_ascii_case(s)))
+            })
+            .cloned(),
+    );
     let components: Vec<String> = tokens(question)
         .into_iter()
         .filter(|w| crate::text::facts::words::infra_component(w).is_some())
@@ -183,7 +196,7 @@ fn subjects(question: &str, e: &Entities) -> Subjects {
         })
         .collect();
     Subjects {
-        services: e.services.clone(),
+        services,
         hosts: entities::hosts(question, &e.services),
         components,
         alerts: e.alerts.clone(),
@@ -191,6 +204,39 @@ fn subjects(question: &str, e: &Entities) -> Subjects {
         window: e.window.map(|w| w.describe()),
         levels: e.levels.iter().map(|l| l.as_str().to_string()).collect(),
     }
+}
+
+/// An alias the question uses stands for the held names it lists: those
+/// are the services asked about (the alias is how the question said it).
+/// Returns the (alias, targets) the question used.
+fn with_aliases<'a>(
+    e: &mut Entities,
+    question: &str,
+    aliases: &'a [(String, Vec<String>)],
+) -> Vec<&'a (String, Vec<String>)> {
+    let mut said_any = Vec::new();
+    let lower = question.to_lowercase();
+    for entry in aliases {
+        let (alias, targets) = entry;
+        let a = alias.to_lowercase();
+        let said = if a.chars().any(|c| !c.is_ascii()) {
+            lower.contains(&a)
+        } else {
+            crate::model::offline::text::contains_word(&lower, &a)
+        };
+        if !said {
+            continue;
+        }
+        // the alias itself is not a service the sources hold
+        e.services.retain(|s| !s.eq_ignore_ascii_case(alias));
+        for t in targets {
+            if !e.services.iter().any(|s| s.eq_ignore_ascii_case(t)) {
+                e.services.push(t.clone());
+            }
+        }
+        said_any.push(entry);
+    }
+    said_any
 }
 
 fn reasoning(e: &Entities, narrow: Option<&NarrowTarget>, zh: bool) -> String {
