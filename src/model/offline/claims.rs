@@ -30,6 +30,45 @@ const MAX_POSSIBLE_CAUSES: usize = 2;
 /// Error lines of one pattern needed before it may be called a cause.
 const MIN_CAUSE_LINES: usize = 2;
 
+/// The services the question asks about: its plan's subjects (services
+/// and components) and the services its queries name. Empty: the
+/// question names none, so any service may carry the cause.
+#[derive(Debug, Clone, Default)]
+pub struct AskedAbout {
+    names: Vec<String>,
+}
+
+impl AskedAbout {
+    pub fn new(plan: &crate::vocab::contracts::PlannerPlan) -> AskedAbout {
+        let mut names: Vec<String> = plan
+            .subjects
+            .services
+            .iter()
+            .chain(&plan.subjects.components)
+            .map(|s| s.to_lowercase())
+            .collect();
+        if !names.is_empty() {
+            names.extend(
+                plan.queries
+                    .iter()
+                    .filter_map(|q| q.arguments.get("service")?.as_str())
+                    .map(str::to_lowercase),
+            );
+        }
+        AskedAbout { names }
+    }
+
+    /// Whether `service` is one asked about (or nothing was named).
+    fn includes(&self, service: &str) -> bool {
+        let s = service.to_lowercase();
+        self.names.is_empty()
+            || self
+                .names
+                .iter()
+                .any(|n| !n.is_empty() && (s.contains(n.as_str()) || n.contains(s.as_str())))
+    }
+}
+
 /// Claims without ids yet; the caller numbers them.
 pub struct Draft {
     pub claims: Vec<Claim>,
@@ -66,6 +105,7 @@ pub fn build(
     narrow: bool,
     lang: Lang,
     options: &OfflineOptions,
+    asked: &AskedAbout,
 ) -> Draft {
     let zh = lang == Lang::Zh;
     let mut claims = Vec::new();
@@ -76,7 +116,19 @@ pub fn build(
     let mut history: Vec<bool> = vec![false; groups.len()];
     let mut possible: Vec<Hypothesis> = Vec::new();
     if !narrow {
-        let found = cause(c, &groups, options.cause_margin, zh);
+        let mut found = cause(c, &groups, options.cause_margin, zh);
+        // A cause on a service the question did not ask about answers
+        // another question: its lines stay plain observations.
+        if found.claim.is_some()
+            && !found
+                .alerts
+                .iter()
+                .all(|i| c.alerts.get(*i).is_some_and(|a| asked.includes(&a.service)))
+        {
+            found.claim = None;
+            found.alerts.clear();
+            found.groups.clear();
+        }
         for (gi, h) in history.iter_mut().enumerate() {
             *h = found.history.contains(&gi);
         }
@@ -126,7 +178,7 @@ pub fn build(
     };
     let log_claims = used_group.iter().filter(|u| **u).count();
     let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
-    Relevance::new(question, &groups, &c.alerts).sort(&mut order, &groups);
+    Relevance::new(question, &groups, &c.alerts, &asked.names).sort(&mut order, &groups);
     for (gi, g) in order
         .into_iter()
         .filter_map(|i| Some((i, groups.get(i)?)))

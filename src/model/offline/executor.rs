@@ -337,7 +337,14 @@ fn final_text(
         hypotheses,
         actions,
         missing,
-    } = claims::build(&collected, &input.question, narrow, input.lang, options);
+    } = claims::build(
+        &collected,
+        &input.question,
+        narrow,
+        input.lang,
+        options,
+        &claims::AskedAbout::new(&input.planner_plan),
+    );
     let mut out = ExecutorEvidence {
         answer_version: EXECUTOR_ANSWER_VERSION.into(),
         ..prior

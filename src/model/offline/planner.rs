@@ -435,7 +435,7 @@ fn broad_queries(
         keywords.extend(
             relevance::question_words(&input.question, &e.services)
                 .iter()
-                .take(2)
+                .take(3)
                 .map(|w| relevance::stem(w)),
         );
     }

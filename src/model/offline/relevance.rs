@@ -105,6 +105,10 @@ pub struct Relevance {
     /// Stems of the question's own words (not service names, not level
     /// words, not generic question words).
     words: BTreeSet<String>,
+    /// Per word, how telling it is: an idf over the groups seen, so the
+    /// rare word of a question ("expired") counts more than the common
+    /// one ("client").
+    weights: std::collections::BTreeMap<String, f64>,
     levels: Vec<Level>,
     /// The question's literal names (hosts, ids, quoted phrases), lower
     /// case: a line a query for one of them found is about the question.
@@ -152,9 +156,18 @@ pub fn question_words(question: &str, services: &[String]) -> Vec<String> {
 }
 
 impl Relevance {
-    pub fn new(question: &str, groups: &[Vec<&LogItem>], alerts: &[AlertItem]) -> Relevance {
-        let e = entities::extract(question, &[]);
-        let mut words: BTreeSet<String> = question_words(question, &e.services)
+    /// `services`: the names the question asks about, whose words say
+    /// whose lines, not which.
+    pub fn new(
+        question: &str,
+        groups: &[Vec<&LogItem>],
+        alerts: &[AlertItem],
+        services: &[String],
+    ) -> Relevance {
+        let e = entities::extract(question, services);
+        let mut named: Vec<String> = e.services.clone();
+        named.extend(services.iter().cloned());
+        let mut words: BTreeSet<String> = question_words(question, &named)
             .iter()
             .map(|w| stem(w))
             .collect();
@@ -168,6 +181,15 @@ impl Relevance {
             .chain(entities::hosts(question, &e.services))
             .map(|n| n.to_lowercase())
             .collect();
+        let stems: Vec<BTreeSet<String>> = groups.iter().map(|g| template_stems(g)).collect();
+        let n = stems.len() as f64;
+        let weights = words
+            .iter()
+            .map(|w| {
+                let with = stems.iter().filter(|h| has_word(h, w)).count() as f64;
+                (w.clone(), (1.0 + n / (1.0 + with)).ln())
+            })
+            .collect();
         let total = groups.iter().map(|g| group_count(g)).sum::<u64>().max(1);
         let times: Vec<(DateTime<Utc>, DateTime<Utc>)> =
             groups.iter().filter_map(|g| group_times(g)).collect();
@@ -178,6 +200,7 @@ impl Relevance {
             .zip(times.iter().map(|t| t.1).max());
         Relevance {
             words,
+            weights,
             names,
             levels: e.levels,
             alert_starts: alerts
@@ -197,18 +220,17 @@ impl Relevance {
         };
         let mut s = 0.0;
         if !self.words.is_empty() {
-            let have: BTreeSet<String> = tokens(&first.template)
-                .iter()
-                .chain(tokens(&first.service).iter())
-                .map(|t| stem(t))
-                .collect();
-            let hits = self
+            let have = template_stems(g);
+            let weight = |w: &String| self.weights.get(w).copied().unwrap_or(1.0);
+            let all: f64 = self.words.iter().map(weight).sum();
+            let hit: f64 = self
                 .words
                 .iter()
-                .filter(|w| have.iter().any(|h| h == *w || h.starts_with(w.as_str())))
-                .count();
-            if hits > 0 {
-                s += 2.0 + 2.0 * hits as f64 / self.words.len() as f64;
+                .filter(|w| has_word(&have, w))
+                .map(weight)
+                .sum();
+            if hit > 0.0 && all > 0.0 {
+                s += 2.0 + 3.0 * hit / all;
             }
         }
         // a keyword query found it (in its message or its other fields):
@@ -270,6 +292,18 @@ impl Relevance {
             sb.total_cmp(&sa)
         });
     }
+}
+
+/// The stems of a group's message template.
+fn template_stems(g: &[&LogItem]) -> BTreeSet<String> {
+    g.first()
+        .map(|f| tokens(&f.template).iter().map(|t| stem(t)).collect())
+        .unwrap_or_default()
+}
+
+/// A question word's stem begins a word of the template.
+fn has_word(have: &BTreeSet<String>, w: &str) -> bool {
+    have.iter().any(|h| h.starts_with(w))
 }
 
 #[cfg(test)]
