@@ -137,7 +137,7 @@ fn a_claim_is_about_a_subject_by_record_fields_filter_or_message() {
 
 #[test]
 fn a_subject_nothing_holds_is_said_so_and_leaves_the_question_unanswered() {
-    let invs = vec![invocation(
+    let invs = [invocation(
         1,
         json!({"level": "ERROR"}),
         &["2026-01-01T00:00:00Z ERROR kernel disk full"],

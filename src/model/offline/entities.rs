@@ -247,7 +247,8 @@ pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
                 .all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
         let named = letters > 0 && digits > 0 && (joined || digits >= 2);
         let time_like = TIME_LIKE.is_match(w) || HTTP_CODE.is_match(&w.to_ascii_lowercase());
-        if !(ipv4 || named) || time_like && !ipv4 || is_id(w) {
+        let host = ipv4 || named && !time_like;
+        if !host || is_id(w) {
             continue;
         }
         if services.iter().any(|s| s.eq_ignore_ascii_case(w)) {

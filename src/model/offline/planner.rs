@@ -219,7 +219,7 @@ fn with_aliases<'a>(
     for entry in aliases {
         let (alias, targets) = entry;
         let a = alias.to_lowercase();
-        let said = if a.chars().any(|c| !c.is_ascii()) {
+        let said = if !a.is_ascii() {
             lower.contains(&a)
         } else {
             crate::model::offline::text::contains_word(&lower, &a)
