@@ -312,6 +312,10 @@ fn catalog(
         pack.map(|p| p.manifest.services.clone())
             .unwrap_or_default(),
     );
+    let catalog = match pack {
+        Some(p) => catalog.with_names(p.held_names()),
+        None => catalog,
+    };
     let logs_pack = tools
         .get(crate::vocab::tool::QUERY_LOGS)
         .and_then(|t| t.pack().cloned());

@@ -15,6 +15,7 @@ pub mod recorder;
 pub mod rerun;
 mod run;
 pub mod state;
+pub mod subjects;
 pub mod unchecked;
 
 pub use recorder::{MemoryRecorder, NullRecorder};

@@ -53,6 +53,9 @@ pub struct RunState {
     pub history: Vec<HistoryTurn>,
 
     pub planner_plan: Option<PlannerPlan>,
+    /// The question's subjects, resolved by code from the first plan
+    /// (`engine::subjects`).
+    pub subjects: Vec<crate::engine::subjects::Subject>,
     pub planner_status: Option<Outcome>,
     pub planner_retry_count: u32,
     pub planner_mode: PlannerMode,

@@ -35,6 +35,24 @@ pub struct Catalog {
     /// The sources' fixed "now" (a pack's `now`, else its newest
     /// timestamp); None when they are live and the clock is now.
     pub reference_time: Option<chrono::DateTime<chrono::Utc>>,
+    /// The names the sources hold, which a question's subjects resolve
+    /// against.
+    pub names: std::sync::Arc<HeldNames>,
+}
+
+/// The names the sources hold: what a question's subject can be found as.
+/// Live backends that cannot list their names leave lists empty; a name
+/// missing here is then looked for by query, not declared absent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HeldNames {
+    /// Services, and programs or syslog tags where logs name those.
+    pub services: Vec<String>,
+    /// Alert names.
+    pub alerts: Vec<String>,
+    /// Values of the alerts' other labels (instance, job, host...).
+    pub labels: Vec<String>,
+    /// The pack's `[aliases]`: a name -> the held names it stands for.
+    pub aliases: Vec<(String, Vec<String>)>,
 }
 
 impl Catalog {
@@ -44,7 +62,14 @@ impl Catalog {
             skills: skills.into(),
             services: services.into(),
             reference_time: None,
+            names: Default::default(),
         }
+    }
+
+    /// The same catalog with the names its sources hold.
+    pub fn with_names(mut self, names: HeldNames) -> Self {
+        self.names = std::sync::Arc::new(names);
+        self
     }
 
     /// The same catalog read as of `now` (a recorded incident's time).

@@ -87,6 +87,10 @@ pub struct PlannerInput {
     pub skill_catalog: Prerendered<Vec<SkillInfo>>,
     /// Services the tool backend knows (pack.toml), to ground entity names.
     pub known_services: Prerendered<Vec<String>>,
+    /// Other names the question may use for what the sources hold (the
+    /// pack's `[aliases]`: name -> held names). Absent in older inputs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<(String, Vec<String>)>,
     /// The reference time relative windows in the question resolve
     /// against ("since 10:00", "yesterday"): the pack's `now`, or the
     /// clock when live sources answer. Absent in older inputs.

@@ -4,7 +4,9 @@
 //! Log formats spell the same severity many ways: `WARN` and `WARNING`;
 //! `ERR` and `ERROR`; `FATAL`, `CRITICAL`, `SEVERE` (Java), `EMERG` and
 //! `ALERT` (syslog); syslog's numeric priorities 0-7; Apache's lowercase
-//! `[error]`. [`Level::parse`] reads them all into seven canonical levels,
+//! `[error]`; single letters (`E`, `W`, `I`: glog, Android, many JVM
+//! layouts); the numeric levels of JSON loggers (bunyan/pino: 10 trace ..
+//! 60 fatal). [`Level::parse`] reads them all into seven canonical levels,
 //! ordered by severity, and [`canonical`] gives the name a filter compares.
 //! Everything above ERROR is [`Level::Fatal`], because to someone asking
 //! about errors a `CRITICAL` or `EMERG` line is an error and worse.
@@ -51,8 +53,11 @@ impl Level {
 
     /// A level as any common format writes it: a name in any case, with
     /// the brackets, colons or angle brackets around it that formats add
-    /// (`[error]`, `<3>`, `ERROR:`), or a syslog priority 0-7. None for
-    /// anything else, so an unknown word is never taken for a level.
+    /// (`[error]`, `<3>`, `ERROR:`), a syslog priority 0-7, a single
+    /// letter (`E`, `W`) or a JSON logger's number (10-60). None for
+    /// anything else, so an unknown word is never taken for a level. Only
+    /// a level *field* is read this way: free text goes through
+    /// [`Level::parse_word`], where a letter or a digit is not a level.
     pub fn parse(text: &str) -> Option<Level> {
         let t = text
             .trim()
@@ -62,14 +67,16 @@ impl Level {
         }
         let upper = t.to_ascii_uppercase();
         Some(match upper.as_str() {
-            "TRACE" | "FINEST" | "FINER" | "VERBOSE" => Level::Trace,
-            "DEBUG" | "DBG" | "FINE" | "7" => Level::Debug,
-            "INFO" | "INFORMATION" | "INFORMATIONAL" | "CONFIG" | "6" => Level::Info,
-            "NOTICE" | "5" => Level::Notice,
-            "WARN" | "WARNING" | "4" => Level::Warn,
-            "ERROR" | "ERR" | "3" => Level::Error,
-            "FATAL" | "CRITICAL" | "CRIT" | "SEVERE" | "EMERG" | "EMERGENCY" | "ALERT"
-            | "PANIC" | "0" | "1" | "2" => Level::Fatal,
+            "TRACE" | "TRC" | "FINEST" | "FINER" | "VERBOSE" | "T" | "V" | "10" => Level::Trace,
+            "DEBUG" | "DBG" | "FINE" | "D" | "7" | "20" => Level::Debug,
+            "INFO" | "INF" | "INFORMATION" | "INFORMATIONAL" | "CONFIG" | "I" | "6" | "30" => {
+                Level::Info
+            }
+            "NOTICE" | "N" | "5" => Level::Notice,
+            "WARN" | "WARNING" | "WRN" | "W" | "4" | "40" => Level::Warn,
+            "ERROR" | "ERR" | "E" | "3" | "50" => Level::Error,
+            "FATAL" | "FTL" | "CRITICAL" | "CRIT" | "SEVERE" | "EMERG" | "EMERGENCY" | "ALERT"
+            | "PANIC" | "F" | "0" | "1" | "2" | "60" => Level::Fatal,
             _ => return None,
         })
     }
@@ -89,7 +96,10 @@ impl Level {
             "INFORMATION",
             "INFORMATIONAL",
         ];
+        // A letter or a number in free text is a word or a figure, not a
+        // level: only a level field is read that short.
         if bare.chars().all(|c| c.is_ascii_digit())
+            || bare.chars().count() < 2
             || AMBIGUOUS.iter().any(|a| a.eq_ignore_ascii_case(bare))
         {
             return None;
@@ -172,6 +182,15 @@ mod tests {
             ("6", Level::Info),
             ("FINE", Level::Debug),
             ("finest", Level::Trace),
+            ("E", Level::Error),
+            ("w", Level::Warn),
+            ("I", Level::Info),
+            ("D", Level::Debug),
+            ("F", Level::Fatal),
+            ("30", Level::Info),
+            ("50", Level::Error),
+            ("60", Level::Fatal),
+            ("<2>", Level::Fatal),
         ] {
             assert_eq!(Level::parse(text), Some(want), "{text}");
         }
@@ -183,6 +202,9 @@ mod tests {
             "warned",
             "x",
             "Information technology",
+            "X",
+            "35",
+            "100",
         ] {
             assert_eq!(Level::parse(not_a_level), None, "{not_a_level:?}");
         }
@@ -216,5 +238,8 @@ mod tests {
         assert_eq!(f("took 3 seconds at 4 pm"), None);
         assert_eq!(f("alert sent to ops"), None);
         assert_eq!(Level::parse_word("[WARN]"), Some(Level::Warn));
+        // a letter in free text is a word ("I", "a"), never a level
+        assert_eq!(f("I restarted E node"), None);
+        assert_eq!(Level::parse_word("E"), None);
     }
 }

@@ -525,6 +525,7 @@ fn gap_round_outputs_the_full_snapshot() {
                 purpose: String::new(),
             },
         ],
+        subjects: Default::default(),
     };
     let input = executor_input(q, &p, Some(retry));
     let mut b = FakeBackend::default();

@@ -453,7 +453,7 @@ fn eval_sets_meet_their_thresholds() {
     let (ok, report, stderr) = run_eval(dir.path(), &set, "0.85");
     assert!(ok, "{stderr}\n{report:#}");
     assert_eq!(report["totals"]["traceable"], 1.0, "{report:#}");
-    assert_eq!(report["totals"]["cases"], 32);
+    assert_eq!(report["totals"]["cases"], 41);
 }
 
 /// `diagraph eval --json` on `set` with a store under `dir`, held to

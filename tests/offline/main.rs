@@ -18,6 +18,7 @@ mod support;
 mod brain;
 mod brain_hops;
 mod brain_noise;
+mod brain_subjects;
 mod checks;
 mod e2e;
 mod log_files;

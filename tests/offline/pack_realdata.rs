@@ -156,8 +156,8 @@ async fn pack_from_real_runbooks_alerts_and_logs() {
     .await;
     assert_eq!(out.evidence_status, EvidenceStatus::Supported);
     assert!(
-        out.evidence_refs[0].text.contains("value=1e+00"),
-        "value shown as given: {}",
+        out.evidence_refs[0].text.contains("value=1 "),
+        "value as people write it, not the API's 1e+00: {}",
         out.evidence_refs[0].text
     );
 }

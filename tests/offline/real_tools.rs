@@ -46,6 +46,7 @@ async fn run_on(dir: &Path, question: &str) -> Outcome {
         available_knowledge_domains: pack.domains.clone().into(),
         skill_catalog: pack.skill_catalog().into(),
         known_services: pack.manifest.services.clone().into(),
+        aliases: Default::default(),
         now: Some(pack.now()),
         available_tools: specs
             .iter()

@@ -102,6 +102,7 @@ pub fn planner_input(question: &str, services: &[&str], skills: &[(&str, &str)])
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
             .into(),
+        aliases: vec![],
         now: None,
         available_tools: tool_briefs().into(),
         retry_context: None,

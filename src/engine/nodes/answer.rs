@@ -20,6 +20,7 @@
 //! warning.
 
 use crate::engine::nodes::gatekeeper::{GatekeeperRules, RuleId};
+use crate::engine::subjects::{self, Focus};
 pub use crate::evidence::answer::check_text;
 use crate::evidence::answer::check_text_cached;
 use crate::evidence::answer::{self, titles};
@@ -111,6 +112,20 @@ pub fn assemble_cached(
     rules: &GatekeeperRules,
     facts: &mut FactCache,
 ) -> Result<Assembled, Rejection> {
+    assemble_focused(input, output, names, rules, facts, &Focus::default())
+}
+
+/// [`assemble_cached`] for a question with subjects: what was found about
+/// each comes first, findings about none of them under "Other activity"
+/// (`engine::subjects`).
+pub fn assemble_focused(
+    input: &ComposerInput,
+    output: &ComposerOutput,
+    names: &[String],
+    rules: &GatekeeperRules,
+    facts: &mut FactCache,
+    focus: &Focus,
+) -> Result<Assembled, Rejection> {
     let lang = input.lang;
     let t = titles(lang);
     let on = On::new(rules);
@@ -130,6 +145,7 @@ pub fn assemble_cached(
     }
     let mut causes: Vec<String> = Vec::new();
     let mut findings: Vec<String> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
     let mut background: Vec<String> = Vec::new();
     for (i, st) in output.statements.iter().enumerate() {
         if st.claim_ids.is_empty() {
@@ -188,7 +204,9 @@ pub fn assemble_cached(
             background.push(format!("{}{line}", t.background));
             continue;
         }
-        if claims.iter().any(|c| c.claim_type == "root_cause") {
+        if !claims.iter().any(|c| focus.is_about(&c.claim_id)) {
+            other.push(line);
+        } else if claims.iter().any(|c| c.claim_type == "root_cause") {
             causes.push(line);
         } else {
             findings.push(line);
@@ -215,10 +233,14 @@ pub fn assemble_cached(
     if let Some(banner) = crate::evidence::answer::verdict_banner(lang, input.verdict) {
         out.push_str(banner);
     }
+    if focus.applies() {
+        answer::section(&mut out, subjects::title(lang), &focus.status_lines(lang));
+    }
     answer::section(&mut out, t.likely_cause, &causes);
     answer::section(&mut out, t.findings, &findings);
+    answer::section(&mut out, subjects::other_title(lang), &other);
     answer::section(&mut out, t.not_found, &negatives);
-    if causes.is_empty() && findings.is_empty() && negatives.is_empty() {
+    if causes.is_empty() && findings.is_empty() && other.is_empty() && negatives.is_empty() {
         answer::section(&mut out, t.findings, &[t.none.to_string()]);
     }
     // Missing information is the Executor's words too: unverified.

@@ -32,12 +32,18 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         Err(failure) => return Ok(failure),
     };
     let names = known_names(ctx);
-    let assembled = match answer::assemble_cached(
+    let focus = crate::engine::subjects::Focus::of_claims(
+        ctx.state.subjects.clone(),
+        &composer_input.allowed_claims,
+        &ctx.state.invocations,
+    );
+    let assembled = match answer::assemble_focused(
         &composer_input,
         &output,
         &names,
         &ctx.engine.rules,
         &mut ctx.state.facts,
+        &focus,
     ) {
         Ok(a) => a,
         Err(rejection) => return Ok(invalid(&rejection.to_string())),

@@ -16,6 +16,7 @@
 //! is said so, never "did not pass structure validation".
 
 use crate::engine::nodes::answer::{self, check_text};
+use crate::engine::subjects::{self, Focus};
 pub use crate::evidence::answer::verdict_banner;
 use crate::evidence::answer::{evidence_quote, finding_line, negative_line, titles};
 use crate::text::one_line;
@@ -224,6 +225,18 @@ fn section(out: &mut String, title: &str, lines: &[String], empty: &str) {
 /// every finding checked against its verified evidence. `names`: service
 /// names the sources know (lower case).
 pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String]) -> String {
+    post_verifier_answer_focused(lang, input, names, &Focus::default())
+}
+
+/// [`post_verifier_answer`] for a question with subjects: what was found
+/// per subject first, findings about none of them under "Other activity"
+/// (`engine::subjects`).
+pub fn post_verifier_answer_focused(
+    lang: Lang,
+    input: &ComposerInput,
+    names: &[String],
+    focus: &Focus,
+) -> String {
     let t = titles(lang);
     let rule = Some(Severity::None);
     let mut ignored = Vec::new();
@@ -233,10 +246,14 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
         .iter()
         .filter(|c| !c.is_negative)
         .partition(|c| answer::runbook_only_cause(&[*c]));
+    let (observed, other): (Vec<&AllowedClaim>, Vec<&AllowedClaim>) = observed
+        .into_iter()
+        .partition(|c| focus.is_about(&c.claim_id));
     let claims: Vec<String> = observed
         .iter()
         .map(|c| claim_line(lang, c, names))
         .collect();
+    let other: Vec<String> = other.iter().map(|c| claim_line(lang, c, names)).collect();
     let background: Vec<String> = background
         .iter()
         .map(|c| format!("{}{}", t.background, claim_line(lang, c, names)))
@@ -277,6 +294,13 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
     }
     unverified.extend(steps);
     let mut out = String::new();
+    if focus.applies() {
+        crate::evidence::answer::section(
+            &mut out,
+            subjects::title(lang),
+            &focus.status_lines(lang),
+        );
+    }
     match input.verdict {
         Verdict::Pass => {
             section(&mut out, t.confirmed_findings, &claims, t.none);
@@ -301,6 +325,7 @@ pub fn post_verifier_answer(lang: Lang, input: &ComposerInput, names: &[String])
             section(&mut out, gap_title, &gaps, t.none);
         }
     }
+    crate::evidence::answer::section(&mut out, subjects::other_title(lang), &other);
     section(&mut out, t.unverified, &unverified, t.none);
     out
 }

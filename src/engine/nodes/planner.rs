@@ -4,6 +4,7 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled};
 use crate::engine::nodes::evidence_retry;
+use crate::engine::subjects;
 use crate::vocab::contracts::parse_planner_plan;
 use crate::vocab::dto::{AgentInput, PlannerInput, PlannerMode};
 use crate::vocab::graph::Outcome;
@@ -19,6 +20,7 @@ pub(crate) fn build_input(ctx: &RunCtx<'_>) -> PlannerInput {
         available_knowledge_domains: catalog.domains.clone(),
         skill_catalog: catalog.skills.clone(),
         known_services: catalog.services.clone(),
+        aliases: catalog.names.aliases.clone(),
         now: Some(catalog.reference_time.unwrap_or_else(chrono::Utc::now)),
         available_tools: ctx
             .engine
@@ -48,6 +50,16 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
             ctx.state
                 .planned_tools
                 .extend(plan.queries.iter().map(|q| q.tool.clone()));
+            // The question's subjects come from the first plan; a gap
+            // round asks about the same question.
+            if ctx.state.planner_mode == PlannerMode::Normal {
+                let held = &ctx.engine.catalog.names;
+                let mut subjects = subjects::resolve(&plan.subjects, held);
+                if subjects.is_empty() {
+                    subjects = subjects::from_question(&ctx.state.question, held);
+                }
+                ctx.state.subjects = subjects;
+            }
             ctx.state.planner_plan = Some(plan);
             Ok(NodeResult {
                 outcome: Outcome::Completed,

@@ -4,6 +4,7 @@
 
 use crate::engine::ctx::{NodeResult, RunCtx, Unhandled, result};
 use crate::engine::nodes::{evidence_retry, fallback, gatekeeper, verified_input};
+use crate::engine::subjects::Focus;
 use crate::engine::unchecked::{self, Met, Origin};
 use crate::text::truncate_middle;
 use crate::vocab::contracts::Verdict;
@@ -79,6 +80,13 @@ pub(super) fn verified_input(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
     if capped {
         projection.ceiling = Verdict::LowConfid;
     }
+    // A question whose subjects no verified claim is about is not
+    // answered, whatever else was verified.
+    let focus = verified_focus(&ctx.state, &projection);
+    let off_topic = !focus.answered() && projection.ceiling > Verdict::LowConfid;
+    if off_topic {
+        projection.ceiling = Verdict::LowConfid;
+    }
     let mut detail = format!(
         "{} verified binding(s), ceiling {}",
         projection.verified_binding_count, projection.ceiling
@@ -86,8 +94,38 @@ pub(super) fn verified_input(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandl
     if capped {
         detail.push_str(&format!(" (every call of {} failed)", unread.join(", ")));
     }
+    if off_topic {
+        detail.push_str(" (no verified claim is about the question's subjects)");
+    }
     ctx.state.set_projection(projection);
     Ok(result(Outcome::Completed, detail))
+}
+
+/// Which verified claims of `projection` are about the run's subjects.
+fn verified_focus(
+    state: &crate::engine::state::RunState,
+    projection: &crate::vocab::dto::VerifiedProjection,
+) -> Focus {
+    let claims = &projection.verified_output.claims;
+    let evidence: Vec<Vec<crate::vocab::dto::VerifiedEvidence>> = claims
+        .iter()
+        .map(|c| {
+            projection
+                .verified_evidence
+                .iter()
+                .filter(|e| e.claim_id == c.claim_id)
+                .cloned()
+                .collect()
+        })
+        .collect();
+    Focus::new(
+        state.subjects.clone(),
+        claims
+            .iter()
+            .zip(&evidence)
+            .map(|(c, e)| (c.claim_id.as_str(), c.is_negative(), e.as_slice())),
+        &state.invocations,
+    )
 }
 
 pub(super) fn evidence_retry(ctx: &mut RunCtx<'_>) -> Result<NodeResult, Unhandled> {
@@ -116,14 +154,16 @@ pub(super) fn fallback(ctx: &mut RunCtx<'_>) -> NodeResult {
     let reason = ctx.state.fallback_reason;
     let answer = if reason.is_some_and(ReasonCode::is_post_verifier_fallback) {
         let names = crate::engine::nodes::composer::known_names(ctx);
-        match &ctx.state.composer_input {
-            Some(input) => fallback::post_verifier_answer(ctx.state.lang, input, &names),
-            None => fallback::post_verifier_answer(
-                ctx.state.lang,
-                &crate::engine::nodes::composer::build_input(ctx),
-                &names,
-            ),
-        }
+        let input = match &ctx.state.composer_input {
+            Some(input) => Arc::clone(input),
+            None => Arc::new(crate::engine::nodes::composer::build_input(ctx)),
+        };
+        let focus = Focus::of_claims(
+            ctx.state.subjects.clone(),
+            &input.allowed_claims,
+            &ctx.state.invocations,
+        );
+        fallback::post_verifier_answer_focused(ctx.state.lang, &input, &names, &focus)
     } else {
         fallback::pre_verification_answer(
             ctx.state.lang,

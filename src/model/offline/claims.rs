@@ -11,17 +11,15 @@ use crate::evidence::facts::FactText;
 use crate::evidence::facts::grounded::added;
 use crate::model::offline::OfflineOptions;
 use crate::model::offline::depend;
-use crate::model::offline::entities;
 use crate::model::offline::evidence::{
     AlertItem, Collected, LogItem, NoEvidence, Source, Timing, group_count, group_logs,
     group_range, is_error_level, level_rank, timing,
 };
-use crate::model::offline::text::{contains_ci, content_tokens, literal_pieces, whole_words};
+use crate::model::offline::relevance::Relevance;
+use crate::model::offline::text::{contains_ci, literal_pieces, whole_words};
 use crate::vocab::contracts::{Claim, EvidenceBinding, Hypothesis, Lang, RecommendedAction};
-use crate::vocab::level::Level;
 use crate::vocab::tool::{LOOKUP_KNOWLEDGE, QUERY_METRICS};
 use chrono::Duration;
-use std::collections::BTreeSet;
 
 const MAX_ALERT_CLAIMS: usize = 5;
 const MAX_LOG_CLAIMS: usize = 4;
@@ -31,6 +29,45 @@ const NARROW_MAX_CLAIMS: usize = 2;
 const MAX_POSSIBLE_CAUSES: usize = 2;
 /// Error lines of one pattern needed before it may be called a cause.
 const MIN_CAUSE_LINES: usize = 2;
+
+/// The services the question asks about: its plan's subjects (services
+/// and components) and the services its queries name. Empty: the
+/// question names none, so any service may carry the cause.
+#[derive(Debug, Clone, Default)]
+pub struct AskedAbout {
+    names: Vec<String>,
+}
+
+impl AskedAbout {
+    pub fn new(plan: &crate::vocab::contracts::PlannerPlan) -> AskedAbout {
+        let mut names: Vec<String> = plan
+            .subjects
+            .services
+            .iter()
+            .chain(&plan.subjects.components)
+            .map(|s| s.to_lowercase())
+            .collect();
+        if !names.is_empty() {
+            names.extend(
+                plan.queries
+                    .iter()
+                    .filter_map(|q| q.arguments.get("service")?.as_str())
+                    .map(str::to_lowercase),
+            );
+        }
+        AskedAbout { names }
+    }
+
+    /// Whether `service` is one asked about (or nothing was named).
+    fn includes(&self, service: &str) -> bool {
+        let s = service.to_lowercase();
+        self.names.is_empty()
+            || self
+                .names
+                .iter()
+                .any(|n| !n.is_empty() && (s.contains(n.as_str()) || n.contains(s.as_str())))
+    }
+}
 
 /// Claims without ids yet; the caller numbers them.
 pub struct Draft {
@@ -68,6 +105,7 @@ pub fn build(
     narrow: bool,
     lang: Lang,
     options: &OfflineOptions,
+    asked: &AskedAbout,
 ) -> Draft {
     let zh = lang == Lang::Zh;
     let mut claims = Vec::new();
@@ -78,7 +116,19 @@ pub fn build(
     let mut history: Vec<bool> = vec![false; groups.len()];
     let mut possible: Vec<Hypothesis> = Vec::new();
     if !narrow {
-        let found = cause(c, &groups, options.cause_margin, zh);
+        let mut found = cause(c, &groups, options.cause_margin, zh);
+        // A cause on a service the question did not ask about answers
+        // another question: its lines stay plain observations.
+        if found.claim.is_some()
+            && !found
+                .alerts
+                .iter()
+                .all(|i| c.alerts.get(*i).is_some_and(|a| asked.includes(&a.service)))
+        {
+            found.claim = None;
+            found.alerts.clear();
+            found.groups.clear();
+        }
         for (gi, h) in history.iter_mut().enumerate() {
             *h = found.history.contains(&gi);
         }
@@ -127,10 +177,8 @@ pub fn build(
         MAX_LOG_CLAIMS
     };
     let log_claims = used_group.iter().filter(|u| **u).count();
-    let asked = Asked::new(question);
     let mut order: Vec<usize> = (0..groups.len()).filter(|i| !used_group[*i]).collect();
-    // Stable: within each rank, most severe and largest first.
-    order.sort_by_key(|i| groups.get(*i).map_or((true, true), |g| asked.rank(g)));
+    Relevance::new(question, &groups, &c.alerts, &asked.names).sort(&mut order, &groups);
     for (_, g) in order
         .into_iter()
         .filter_map(|i| Some((i, groups.get(i)?)))
@@ -235,53 +283,6 @@ pub fn build(
         missing,
     }
 }
-
-/// What the question asks about, to rank log groups by: its own words
-/// (not the service's name, not level words) and its levels. "Is X
-/// warning about lease renewal?" wants the lease lines before louder
-/// errors the question did not ask about.
-struct Asked {
-    words: BTreeSet<String>,
-    levels: Vec<Level>,
-}
-
-impl Asked {
-    fn new(question: &str) -> Asked {
-        let e = entities::extract(question, &[]);
-        let service_words: BTreeSet<String> =
-            e.services.iter().flat_map(|s| content_tokens(s)).collect();
-        let words = content_tokens(question)
-            .into_iter()
-            .filter(|w| w.chars().count() >= 4)
-            .filter(|w| !service_words.contains(w) && Level::parse_word(w).is_none())
-            .filter(|w| !GENERIC_QUESTION_WORDS.contains(&w.as_str()))
-            .collect();
-        Asked {
-            words,
-            levels: e.levels,
-        }
-    }
-
-    /// (names none of the question's words, not at a level it asks).
-    fn rank(&self, g: &[&LogItem]) -> (bool, bool) {
-        let Some(first) = g.first() else {
-            return (true, true);
-        };
-        let named = !self.words.is_empty()
-            && content_tokens(&first.template)
-                .iter()
-                .any(|w| self.words.contains(w));
-        let level = Level::parse(&first.level).is_some_and(|l| self.levels.contains(&l));
-        (!named, !level)
-    }
-}
-
-/// Question words that say nothing about which lines are meant.
-const GENERIC_QUESTION_WORDS: &[&str] = &[
-    "logs", "logged", "logging", "lines", "messages", "message", "wrong", "happened", "going",
-    "failing", "failed", "errors", "warnings", "there", "about", "which", "what", "write", "wrote",
-    "recently", "today", "service",
-];
 
 /// The likely cause the evidence supports, the alerts and groups it
 /// binds, and the groups that are earlier history.
@@ -673,20 +674,51 @@ fn group_text(g: &[&LogItem], zh: bool) -> String {
         } else {
             &first.service
         };
+        let q = quote(g);
         format!(
-            "{who} 记录了 {}{}，模式为 \"{}\"",
+            "{who} 记录了 {}{}，模式为 \"{q}\"{}",
             lines_zh(g, level),
             time_range(g, true),
-            quote(g)
+            masked_example(g, &q, true)
         )
     } else {
+        let q = quote(g);
         format!(
-            "{who} logged {}{} matching \"{}\"",
+            "{who} logged {}{} matching \"{q}\"{}",
             lines_en(g, level, ""),
             time_range(g, false),
-            quote(g)
+            masked_example(g, &q, false)
         )
     }
+}
+
+static IPV4: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| crate::text::literal_regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"));
+
+/// A pattern that masks an address (`*.*.*.*`) loses which address it
+/// was: the first line's own address is stated beside it, so an
+/// attacker's or a peer's address is not lost to the template. Empty when
+/// the pattern masks none or the line has none.
+fn masked_example(g: &[&LogItem], quoted: &str, zh: bool) -> String {
+    let Some(first) = g.first() else {
+        return String::new();
+    };
+    if !quoted.contains("*.*.*.*") {
+        return String::new();
+    }
+    let Some(ip) = IPV4.find(message_of(first)).map(|m| m.as_str()) else {
+        return String::new();
+    };
+    let evidence = [FactText::new(&first.src.text)];
+    let candidates = if zh {
+        vec![format!("（例如 {ip}）"), format!("（{ip}）")]
+    } else {
+        vec![format!(" (e.g. {ip})"), format!(" ({ip})")]
+    };
+    candidates
+        .into_iter()
+        .find(|c| added(&FactText::new(c), &evidence, &[]).is_none())
+        .unwrap_or_default()
 }
 
 fn root_cause_text(a: &AlertItem, g: &[&LogItem], zh: bool) -> String {

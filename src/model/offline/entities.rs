@@ -212,10 +212,73 @@ pub fn extract_at(
             push_unique(&mut e.keywords, m.as_str());
         }
     }
+    // Identifiers (a request or instance id, a block id) are searched
+    // for literally.
+    for w in question.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+        let w = w.trim_matches(['-', '_']);
+        if is_id(w) {
+            push_unique(&mut e.keywords, w);
+        }
+    }
     e.window = time::parse(question, now);
     e.levels = levels(&lower);
     e
 }
+
+/// Names of machines in a question: an IPv4 address, or a word joining
+/// letters and digits with `-`, `.` or `:` (`node-17`, `db01.prod`,
+/// `R02-M1-N0`) or with two digits or more (`web01`), that is not one of
+/// `services`, a time, a duration or an HTTP code. A word of letters
+/// only is never a host.
+pub fn hosts(question: &str, services: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in question
+        .split(|c: char| c.is_whitespace() || ",;!?()[]{}\"'`“”，。？！：；（）「」".contains(c))
+    {
+        let w = raw.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if w.len() < 3 || !w.is_ascii() || w.contains("://") {
+            continue;
+        }
+        let digits = w.chars().filter(|c| c.is_ascii_digit()).count();
+        let letters = w.chars().filter(|c| c.is_ascii_alphabetic()).count();
+        let joined = w.contains(['-', '.', ':', '_']);
+        let ipv4 = w.split('.').count() == 4
+            && w.split('.')
+                .all(|p| !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()));
+        let named = letters > 0 && digits > 0 && (joined || digits >= 2);
+        let time_like = TIME_LIKE.is_match(w) || HTTP_CODE.is_match(&w.to_ascii_lowercase());
+        let host = ipv4 || named && !time_like;
+        if !host || is_id(w) {
+            continue;
+        }
+        if services.iter().any(|s| s.eq_ignore_ascii_case(w)) {
+            continue;
+        }
+        if !out.iter().any(|o| o.eq_ignore_ascii_case(w)) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// An identifier rather than a machine: a UUID or a long run of hex
+/// digits (a request, instance or block id).
+pub fn is_id(w: &str) -> bool {
+    let hex = w.chars().filter(|c| c.is_ascii_hexdigit()).count();
+    hex >= 12
+        && w.chars()
+            .all(|c| c.is_ascii_hexdigit() || c == '-' || c == '_')
+        || w.len() >= 8
+            && w.chars().filter(|c| c.is_ascii_digit()).count() * 2 >= w.len()
+            && w.contains('_')
+}
+
+/// Times, dates and durations a question writes with letters and digits.
+static TIME_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    literal_regex(
+        r"(?i)^(?:\d+(?:\.\d+)?(?:ms|s|sec|secs|m|min|mins|h|hr|hrs|d|days?|w|k|kb|mb|gb|tb|x|am|pm|st|nd|rd|th)|\d{1,2}:\d{2}(?::\d{2})?(?:am|pm|z)?|\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?|\d+xx|p\d{2,3}|utc[+-]\d+)$",
+    )
+});
 
 /// Level words of a question and the levels each asks for.
 const LEVEL_WORDS: &[(&[&str], &[&str], Level)] = &[
@@ -415,9 +478,15 @@ fn find_services(lower: &str, known: &[String]) -> Vec<String> {
     // sources may not have: asking about it must say so, not answer
     // about everything else. Not when a known service already stands for
     // the same words (`payment-svc` for payment-service).
+    // A machine's name (`r02-m1-n0`, `node-17`) is a host, not a service.
+    let host_names: Vec<String> = hosts(lower, &[])
+        .into_iter()
+        .map(|h| h.to_lowercase())
+        .collect();
     for m in HYPHENATED.find_iter(lower) {
         let s = m.as_str();
-        if NOT_SERVICES.contains(&s)
+        if host_names.iter().any(|h| h.contains(s))
+            || NOT_SERVICES.contains(&s)
             || stands_for_found(&found, s)
             || known.iter().any(|k| k.eq_ignore_ascii_case(s))
             || SYMPTOMS
@@ -676,4 +745,52 @@ mod tests {
             })
         );
     }
+}
+
+/// Well-known infrastructure components (datastores, caches, brokers,
+/// proxies, orchestrators), each with the other spellings of the same
+/// component. A question that names one asks about a component, not an
+/// ordinary word; words that are also
+/// common English (vault, spark, oracle) are left out.
+pub fn infra_component(w: &str) -> Option<&'static [&'static str]> {
+    const GROUPS: &[&[&str]] = &[
+        &["redis"],
+        &["kafka"],
+        &["postgres", "postgresql", "pg", "pgbouncer"],
+        &["mysql", "mariadb"],
+        &["mongodb", "mongo"],
+        &["elasticsearch", "opensearch"],
+        &["nginx"],
+        &["envoy"],
+        &["haproxy"],
+        &["traefik"],
+        &["istio"],
+        &["etcd"],
+        &["rabbitmq", "rabbit"],
+        &["activemq"],
+        &["pulsar"],
+        &["nats"],
+        &["memcached", "memcache"],
+        &["cassandra"],
+        &["scylladb", "scylla"],
+        &["consul"],
+        &["kubernetes", "k8s", "kube", "kubelet"],
+        &["docker", "dockerd"],
+        &["containerd"],
+        &["clickhouse"],
+        &["cockroachdb"],
+        &["tidb"],
+        &["dynamodb"],
+        &["sqlite"],
+        &["minio"],
+        &["ceph"],
+        &["prometheus"],
+        &["grafana"],
+        &["jaeger"],
+        &["tomcat"],
+        &["jetty"],
+        &["gunicorn"],
+        &["uwsgi"],
+    ];
+    GROUPS.iter().copied().find(|g| g.contains(&w))
 }

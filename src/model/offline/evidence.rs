@@ -50,6 +50,9 @@ pub struct LogItem {
     /// The lines like this one that matched, counted over every match by
     /// the tool, when the sample does not show them all.
     pub similar: Option<Similar>,
+    /// The keywords (lower case) of the queries that returned this line:
+    /// what a keyword query found is shown.
+    pub found_by: Vec<String>,
 }
 
 /// `similar` of a `query_logs` line: how many lines like it matched and
@@ -189,6 +192,12 @@ pub fn collect(results: &[Value], skip: &BTreeSet<(i64, String)>) -> Collected {
             }
             // The same line or alert returned by two queries is one item.
             if !seen_text.insert((tool.clone(), text.to_string())) {
+                if let Some(k) = keyword_of(&args)
+                    && let Some(l) = c.logs.iter_mut().find(|l| l.src.text == text)
+                    && !l.found_by.contains(&k)
+                {
+                    l.found_by.push(k);
+                }
                 continue;
             }
             let item = array_item(body, raw_path);
@@ -314,8 +323,17 @@ fn log_item(src: Source, item: Option<&Value>, args: &Value) -> LogItem {
         template: template(&message),
         ts: ts_text.unwrap_or_default(),
         similar,
+        found_by: keyword_of(args).into_iter().collect(),
         src,
     }
+}
+
+/// The keyword the query searched for, lower case.
+fn keyword_of(args: &Value) -> Option<String> {
+    args.get("keyword")
+        .and_then(Value::as_str)
+        .map(|k| k.trim().to_lowercase())
+        .filter(|k| !k.is_empty())
 }
 
 const SIMILAR_MARK: &str = " matching lines like this";

@@ -119,6 +119,7 @@ fn first_calls(
             available_knowledge_domains: Default::default(),
             skill_catalog: Default::default(),
             known_services: Default::default(),
+            aliases: Default::default(),
             now: None,
             available_tools: request.tools.clone().into(),
             retry_context: None,
@@ -336,7 +337,14 @@ fn final_text(
         hypotheses,
         actions,
         missing,
-    } = claims::build(&collected, &input.question, narrow, input.lang, options);
+    } = claims::build(
+        &collected,
+        &input.question,
+        narrow,
+        input.lang,
+        options,
+        &claims::AskedAbout::new(&input.planner_plan),
+    );
     let mut out = ExecutorEvidence {
         answer_version: EXECUTOR_ANSWER_VERSION.into(),
         ..prior

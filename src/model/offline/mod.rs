@@ -21,6 +21,7 @@ pub mod entities;
 mod evidence;
 pub mod executor;
 pub mod planner;
+mod relevance;
 mod runbook;
 mod symptoms;
 pub mod text;

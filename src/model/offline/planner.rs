@@ -9,10 +9,11 @@
 
 use crate::model::offline::depend;
 use crate::model::offline::entities::{self, Entities, NarrowTarget};
+use crate::model::offline::relevance;
 use crate::model::offline::text::{content_tokens, tokens};
 use crate::text::clean;
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
-use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan};
+use crate::vocab::contracts::{Lang, PlannedQuery, PlannerPlan, Subjects};
 use crate::vocab::dto::{PlannerInput, PlannerRetryView};
 use crate::vocab::level::{self, Level};
 use crate::vocab::time::{self, Window};
@@ -88,7 +89,8 @@ pub fn query_key(tool: &str, arguments: &Value) -> String {
 }
 
 pub fn plan(input: &PlannerInput) -> PlannerPlan {
-    let e = entities::extract_at(&input.question, &input.known_services, input.now);
+    let mut e = entities::extract_at(&input.question, &input.known_services, input.now);
+    let said = with_aliases(&mut e, &input.question, &input.aliases);
     if let Some(retry) = &input.retry_context {
         return gap_plan(input, retry);
     }
@@ -164,7 +166,77 @@ pub fn plan(input: &PlannerInput) -> PlannerPlan {
         plan: steps,
         reasoning: reasoning(&e, narrow.as_ref(), zh),
         queries,
+        subjects: subjects(&input.question, &e, &said),
     }
+}
+
+/// The question's subjects as the offline Planner reads them: the
+/// services, alerts and keywords its entity rules found, host-like names,
+/// the infrastructure components it names, the window and the levels.
+fn subjects(question: &str, e: &Entities, said: &[&(String, Vec<String>)]) -> Subjects {
+    // a service the question named by an alias is subject under that name
+    let mut services: Vec<String> = said.iter().map(|(a, _)| a.clone()).collect();
+    services.extend(
+        e.services
+            .iter()
+            .filter(|s| {
+                !said
+                    .iter()
+                    .any(|(_, t)| t.iter().any(|t| t.eq_ignore_ascii_case(s)))
+            })
+            .cloned(),
+    );
+    let components: Vec<String> = tokens(question)
+        .into_iter()
+        .filter(|w| entities::infra_component(w).is_some())
+        .filter(|w| {
+            !e.services
+                .iter()
+                .any(|s| s.to_lowercase().contains(w.as_str()))
+        })
+        .collect();
+    Subjects {
+        services,
+        hosts: entities::hosts(question, &e.services),
+        components,
+        alerts: e.alerts.clone(),
+        keywords: e.keywords.clone(),
+        window: e.window.map(|w| w.describe()),
+        levels: e.levels.iter().map(|l| l.as_str().to_string()).collect(),
+    }
+}
+
+/// An alias the question uses stands for the held names it lists: those
+/// are the services asked about (the alias is how the question said it).
+/// Returns the (alias, targets) the question used.
+fn with_aliases<'a>(
+    e: &mut Entities,
+    question: &str,
+    aliases: &'a [(String, Vec<String>)],
+) -> Vec<&'a (String, Vec<String>)> {
+    let mut said_any = Vec::new();
+    let lower = question.to_lowercase();
+    for entry in aliases {
+        let (alias, targets) = entry;
+        let a = alias.to_lowercase();
+        let said = if !a.is_ascii() {
+            lower.contains(&a)
+        } else {
+            crate::model::offline::text::contains_word(&lower, &a)
+        };
+        if !said {
+            continue;
+        }
+        // the alias itself is not a service the sources hold
+        e.services.retain(|s| !s.eq_ignore_ascii_case(alias));
+        for t in targets {
+            if !e.services.iter().any(|s| s.eq_ignore_ascii_case(t)) {
+                e.services.push(t.clone());
+            }
+        }
+        said_any.push(entry);
+    }
+    said_any
 }
 
 fn reasoning(e: &Entities, narrow: Option<&NarrowTarget>, zh: bool) -> String {
@@ -356,6 +428,17 @@ fn broad_queries(
     for s in &e.symptoms {
         keywords.extend(s.log_keywords.iter().map(|k| k.to_string()));
     }
+    // Without a literal keyword or a symptom, the question's own words
+    // are what its lines would say, at whatever level they were logged.
+    if keywords.is_empty() {
+        // by stem, so `deleted` finds `Deleting`
+        keywords.extend(
+            relevance::question_words(&input.question, &e.services)
+                .iter()
+                .take(3)
+                .map(|w| relevance::stem(w)),
+        );
+    }
     let mut seen = BTreeSet::new();
     for k in keywords
         .into_iter()
@@ -370,6 +453,28 @@ fn broad_queries(
             QUERY_LOGS,
             &with_window(args, e),
             format!("log lines mentioning \"{k}\""),
+        ));
+    }
+    // A host is found in the records that name it, at every level.
+    for h in entities::hosts(&input.question, &e.services).iter().take(2) {
+        out.extend(tools.query(
+            QUERY_LOGS,
+            &with_window(vec![("keyword", json!(h))], e),
+            format!("log lines naming host {h}"),
+        ));
+    }
+    // A question that names no level is about every level: what the
+    // service (or, in a window, every service) logged, rare lines included.
+    if e.levels.is_empty() && (scope.is_some() || e.window.is_some()) {
+        let mut args = Vec::new();
+        if let Some(s) = scope {
+            args.push(("service", json!(s)));
+        }
+        let whose = scope.map_or("every service".to_string(), |s| s.to_string());
+        out.extend(tools.query(
+            QUERY_LOGS,
+            &with_window(args, e),
+            format!("logs of {whose} at every level"),
         ));
     }
     for s in &services {
@@ -711,6 +816,7 @@ fn gap_plan(input: &PlannerInput, retry: &PlannerRetryView) -> PlannerPlan {
         )
     };
     PlannerPlan {
+        subjects: Subjects::default(),
         selected_skill: None,
         selection_reason: if zh {
             "补证据轮次只针对证据缺口，不选择技能".into()

@@ -200,6 +200,11 @@ impl LogTable {
             .and_then(|e| chrono::DateTime::from_timestamp_micros(e.ts))
     }
 
+    /// The services (and, for syslog files, programs) the records name.
+    pub fn services(&self) -> &[String] {
+        &self.services
+    }
+
     pub fn has_service(&self, name: &str) -> bool {
         self.services.iter().any(|s| s.eq_ignore_ascii_case(name))
     }

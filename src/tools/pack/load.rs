@@ -93,8 +93,9 @@ pub fn load_manifest(
             t
         }
     };
+    let aliases = load_aliases(table.get("aliases"), &mut w);
     for key in table.keys() {
-        if !["name", "description", "services", "now"].contains(&key.as_str()) {
+        if !["name", "description", "services", "now", "aliases"].contains(&key.as_str()) {
             w.warn(None, format!("unknown key '{key}' ignored"));
         }
     }
@@ -103,7 +104,47 @@ pub fn load_manifest(
         description,
         services,
         now,
+        aliases,
     })
+}
+
+/// `[aliases]`: `name = ["other", "names"]`, the names the sources hold
+/// that a question's `name` stands for. A malformed entry is a warning and
+/// left out; the rest load.
+fn load_aliases(
+    value: Option<&toml::Value>,
+    w: &mut FileWarnings,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let table = match value {
+        None => return out,
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => {
+            w.warn(None, "'aliases' must be a table of name = [names]; ignored");
+            return out;
+        }
+    };
+    for (name, targets) in table {
+        let name = clean(name, 120);
+        let list: Vec<String> = match targets {
+            toml::Value::String(s) => vec![clean(s, 120)],
+            toml::Value::Array(items) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(|s| clean(s, 120)))
+                .collect(),
+            _ => vec![],
+        };
+        let list: Vec<String> = list.into_iter().filter(|s| !s.is_empty()).collect();
+        if name.is_empty() || list.is_empty() {
+            w.warn(
+                None,
+                format!("alias '{name}' must name a list of strings; ignored"),
+            );
+            continue;
+        }
+        out.insert(name, list);
+    }
+    out
 }
 
 /// Why a small file could not be read whole.

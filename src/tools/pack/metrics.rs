@@ -79,7 +79,11 @@ pub fn alert_ref_text(a: &Alert, now: DateTime<Utc>) -> String {
     kv("service", &alert_service(a).unwrap_or_default());
     kv("severity", label(a, "severity").unwrap_or(""));
     kv("state", &a.state);
-    kv("value", a.value.as_deref().unwrap_or(""));
+    // as people write it: `1`, not the API's `1e+00`
+    kv(
+        "value",
+        &crate::tools::prometheus::format_value(a.value.as_deref().unwrap_or("")),
+    );
     if let Some(t) = a.active_at {
         // How long it has been active only means something while it is.
         if matches!(a.state.as_str(), "firing" | "pending") {

@@ -28,7 +28,7 @@ use crate::tools::Tool;
 pub(crate) use crate::tools::common::{PackWarning, Readable};
 use crate::tools::logs::index::{IndexPolicy, IndexUse, Stamp};
 use crate::tools::logs::table::LogTable;
-use crate::vocab::catalog::Catalog;
+use crate::vocab::catalog::{Catalog, HeldNames};
 use crate::vocab::catalog::{DomainInfo, SkillInfo};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -49,6 +49,10 @@ pub struct PackManifest {
     /// Reference time for relative windows; default: newest timestamp in the pack.
     #[serde(default)]
     pub now: Option<DateTime<Utc>>,
+    /// `[aliases]`: a name a question may use -> the names the sources
+    /// hold for it (`storefront = ["web-frontend", "nginx"]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub aliases: BTreeMap<String, Vec<String>>,
 }
 
 /// An alert in Prometheus `/api/v1/alerts` `data.alerts` shape.
@@ -230,7 +234,7 @@ impl Pack {
     }
 
     /// What the Planner may know about this pack: its domains, skills and
-    /// services, as of its `now`.
+    /// services, as of its `now`, and the names its sources hold.
     pub fn catalog(&self) -> Catalog {
         Catalog::new(
             self.domains.clone(),
@@ -238,6 +242,48 @@ impl Pack {
             self.manifest.services.clone(),
         )
         .at(self.now())
+        .with_names(self.held_names())
+    }
+
+    /// Every name the pack's sources hold: services (pack.toml, log
+    /// records, alerts), alert names and label values, and the aliases.
+    pub fn held_names(&self) -> HeldNames {
+        let mut services: Vec<String> = self.manifest.services.clone();
+        let push = |list: &mut Vec<String>, s: &str| {
+            let s = s.trim();
+            if !s.is_empty() && !list.iter().any(|x| x.eq_ignore_ascii_case(s)) {
+                list.push(s.to_string());
+            }
+        };
+        for s in self.logs.services().iter() {
+            push(&mut services, s.as_str());
+        }
+        let mut alerts = Vec::new();
+        let mut labels = Vec::new();
+        for a in &self.alerts {
+            if let Some(s) = metrics::alert_service(a) {
+                push(&mut services, &s);
+            }
+            for (k, v) in &a.labels {
+                let Some(v) = v.as_str() else { continue };
+                if k == "alertname" {
+                    push(&mut alerts, v);
+                } else if k != "severity" {
+                    push(&mut labels, v);
+                }
+            }
+        }
+        HeldNames {
+            services,
+            alerts,
+            labels,
+            aliases: self
+                .manifest
+                .aliases
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
     }
 }
 

@@ -20,6 +20,7 @@
 
 mod envelope;
 mod refs;
+pub use refs::format_value;
 pub mod series;
 
 pub use refs::{alert_service, alert_text, escape_label_value, render_promql};

@@ -571,6 +571,7 @@ fn pack(docs: Vec<KnowledgeDoc>, domains: Vec<DomainInfo>) -> Pack {
             description: String::new(),
             services: vec![],
             now: None,
+            aliases: Default::default(),
         },
         alerts: vec![],
         logs: Default::default(),
