@@ -182,6 +182,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                     partial: None,
+                    buckets: None,
                 }
             }
             "query_logs" => {
@@ -226,6 +227,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                     partial: None,
+                    buckets: None,
                 }
             }
             "lookup_knowledge" => {
@@ -253,6 +255,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec!["runbooks".into()],
                     partial: None,
+                    buckets: None,
                 }
             }
             _ => ToolOutput {
@@ -261,6 +264,7 @@ impl FakeBackend {
                 evidence_refs: vec![],
                 retrieved_domains: vec![],
                 partial: None,
+                buckets: None,
             },
         }
     }

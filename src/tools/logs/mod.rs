@@ -336,6 +336,7 @@ pub fn answer(
             .collect(),
         retrieved_domains: vec![],
         partial,
+        buckets: sample.buckets,
     })
 }
 
