@@ -20,6 +20,7 @@ mod brain_hops;
 mod brain_noise;
 mod checks;
 mod e2e;
+mod log_buckets;
 mod log_files;
 mod log_index;
 mod log_windows;
