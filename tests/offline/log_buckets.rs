@@ -25,8 +25,6 @@ fn assert_exact(b: &TimeBuckets, matching: &[i64]) -> Result<(), TestCaseError> 
     Ok(())
 }
 
-/// Service, level, seconds after the start, message word.
-type Line = (u8, u8, u32, u8);
 
 const WORDS: [&str; 4] = ["pool exhausted", "timeout upstream", "ok served", "retry later"];
 
