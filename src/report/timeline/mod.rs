@@ -154,40 +154,18 @@ impl Timeline {
         build::build(input)
     }
 
-    fn span_us(&self) -> i64 {
-        (self.end - self.start).num_microseconds().unwrap_or(i64::MAX).max(1)
-    }
-
-    /// The time range `[from, to)` of column `c` of `cols`, µs.
-    pub fn column_range(&self, c: usize, cols: usize) -> (i64, i64) {
-        let cols = cols.max(1) as i128;
-        let span = i128::from(self.span_us());
-        let s = i128::from(self.start.timestamp_micros());
-        let at = |k: i128| i64::try_from(s + span * k / cols).unwrap_or(i64::MAX);
-        (at(c as i128), at(c as i128 + 1))
-    }
-
-    /// The column a time falls in, if inside the window.
-    pub fn column_of(&self, t: DateTime<Utc>, cols: usize) -> Option<usize> {
-        let off = (t - self.start).num_microseconds()?;
-        if off < 0 || off > self.span_us() {
-            return None;
-        }
-        let c = i128::from(off) * cols as i128 / i128::from(self.span_us());
-        usize::try_from(c).ok().map(|c| c.min(cols.saturating_sub(1)))
-    }
-
-    /// A row cut into `cols` columns over the window.
-    pub fn cells(&self, row: &Row, cols: usize) -> Vec<Cell> {
+    /// A row cut into the axis' columns.
+    pub fn cells(&self, row: &Row, axis: &Axis) -> Vec<Cell> {
+        let cols = axis.cols;
         let mut out = vec![Cell::Empty; cols];
         match &row.kind {
             RowKind::Alert { state, start, end } => {
-                let first = self.column_of(*start, cols);
+                let first = axis.column_of(*start);
                 let from = first.unwrap_or(0);
-                let before = *start < self.start;
+                let before = start.timestamp_micros() < axis.start_us;
                 let last = match end {
-                    Some(e) if *e >= self.end => Some(cols.saturating_sub(1)),
-                    Some(e) => self.column_of(*e, cols),
+                    Some(e) if e.timestamp_micros() >= axis.end_us => Some(cols.saturating_sub(1)),
+                    Some(e) => axis.column_of(*e),
                     None => None,
                 };
                 if let Some(last) = last.filter(|_| first.is_some() || before) {
@@ -204,7 +182,7 @@ impl Timeline {
             RowKind::Logs {
                 buckets: Some(b), ..
             } => {
-                let weights = self.spread(b, cols);
+                let weights = spread(b, axis);
                 levels(&weights, &mut out);
             }
             RowKind::Logs { buckets: None, .. } => {}
@@ -213,7 +191,7 @@ impl Timeline {
                 let mut n = vec![0u32; cols];
                 let min = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
                 for (t, v) in points {
-                    if let Some(c) = self.column_of(*t, cols) {
+                    if let Some(c) = axis.column_of(*t) {
                         sum[c] += v;
                         n[c] += 1;
                     }
@@ -236,28 +214,10 @@ impl Timeline {
         out
     }
 
-    /// Recorded counts spread over the columns by how much of each bucket
-    /// a column covers.
-    fn spread(&self, b: &TimeBuckets, cols: usize) -> Vec<f64> {
-        let mut w = vec![0.0f64; cols];
-        for (i, n) in b.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
-            let lo = b.bucket_start_us(i);
-            let hi = lo.saturating_add(b.step_us());
-            for (c, slot) in w.iter_mut().enumerate() {
-                let (clo, chi) = self.column_range(c, cols);
-                let overlap = hi.min(chi) - lo.max(clo);
-                if overlap > 0 {
-                    *slot += *n as f64 * overlap as f64 / (hi - lo).max(1) as f64;
-                }
-            }
-        }
-        w
-    }
-
-    /// What column `c` of `cols` holds for a row, in words: the recorded
-    /// counts of the buckets it overlaps, the alert's state, the values.
-    pub fn readout(&self, row: &Row, c: usize, cols: usize) -> String {
-        let (lo, hi) = self.column_range(c, cols);
+    /// What column `c` holds for a row, in words: the recorded counts of
+    /// the buckets it overlaps, the alert's state, the values.
+    pub fn readout(&self, row: &Row, c: usize, axis: &Axis) -> String {
+        let (lo, hi) = axis.column_range(c);
         match &row.kind {
             RowKind::Alert { state, start, end } => {
                 let s = start.timestamp_micros();
@@ -308,6 +268,94 @@ impl Timeline {
                 }
             }
         }
+    }
+}
+
+/// Recorded counts spread over the columns by how much of each bucket a
+/// column covers.
+fn spread(b: &TimeBuckets, axis: &Axis) -> Vec<f64> {
+    let mut w = vec![0.0f64; axis.cols];
+    for (i, n) in b.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let lo = b.bucket_start_us(i);
+        let hi = lo.saturating_add(b.step_us());
+        if hi <= axis.start_us || lo >= axis.end_us {
+            continue;
+        }
+        // Only the columns the bucket overlaps.
+        let first = axis.column_of_us(lo.max(axis.start_us)).unwrap_or(0);
+        let last = axis
+            .column_of_us((hi - 1).min(axis.end_us))
+            .unwrap_or(axis.cols.saturating_sub(1));
+        for c in first..=last.min(axis.cols.saturating_sub(1)) {
+            let (clo, chi) = axis.column_range(c);
+            let overlap = hi.min(chi) - lo.max(clo);
+            if overlap > 0 {
+                w[c] += *n as f64 * overlap as f64 / (hi - lo).max(1) as f64;
+            }
+        }
+    }
+    w
+}
+
+/// The time a view shows, cut into columns: the whole window, or a part
+/// of it when zoomed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    pub start_us: i64,
+    pub end_us: i64,
+    pub cols: usize,
+}
+
+impl Axis {
+    /// The whole window in `cols` columns.
+    pub fn full(t: &Timeline, cols: usize) -> Axis {
+        let start_us = t.start.timestamp_micros();
+        Axis {
+            start_us,
+            end_us: t.end.timestamp_micros().max(start_us + 1),
+            cols: cols.max(1),
+        }
+    }
+
+    /// `1 / 2^zoom` of the window around `center_us`, kept inside it.
+    pub fn zoomed(t: &Timeline, cols: usize, zoom: u8, center_us: i64) -> Axis {
+        let full = Axis::full(t, cols);
+        let span = (full.span() >> zoom.min(20))
+            .max(full.cols as i64)
+            .min(full.span());
+        let start = (center_us - span / 2).clamp(full.start_us, full.end_us - span);
+        Axis {
+            start_us: start,
+            end_us: start + span,
+            cols: full.cols,
+        }
+    }
+
+    pub fn span(&self) -> i64 {
+        (self.end_us - self.start_us).max(1)
+    }
+
+    /// The time range `[from, to)` of column `c`, µs.
+    pub fn column_range(&self, c: usize) -> (i64, i64) {
+        let cols = self.cols.max(1) as i128;
+        let span = i128::from(self.span());
+        let s = i128::from(self.start_us);
+        let at = |k: i128| i64::try_from(s + span * k / cols).unwrap_or(i64::MAX);
+        (at(c as i128), at(c as i128 + 1))
+    }
+
+    /// The column a time falls in, if inside the axis.
+    pub fn column_of(&self, t: DateTime<Utc>) -> Option<usize> {
+        self.column_of_us(t.timestamp_micros())
+    }
+
+    pub fn column_of_us(&self, us: i64) -> Option<usize> {
+        let off = us.checked_sub(self.start_us)?;
+        if off < 0 || off > self.span() {
+            return None;
+        }
+        let c = i128::from(off) * self.cols as i128 / i128::from(self.span());
+        usize::try_from(c).ok().map(|c| c.min(self.cols.saturating_sub(1)))
     }
 }
 

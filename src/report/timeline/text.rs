@@ -3,7 +3,7 @@
 //! column, so every surface draws the same picture. Glyphs carry the
 //! meaning without colour; `ascii` uses printable ASCII only.
 
-use super::{AlertState, Cell, MarkerKind, Timeline, WindowSource, hhmmss};
+use super::{AlertState, Axis, Cell, MarkerKind, Timeline, WindowSource, hhmmss};
 use crate::text::truncate_width;
 
 /// Sparkline levels 1..=8.
@@ -38,14 +38,14 @@ pub fn split(width: usize) -> (usize, usize) {
     (label, width.saturating_sub(label + 1).max(1))
 }
 
-/// The axis line over `cols` columns: a tick and `HH:MM` every dozen
-/// columns or so.
-pub fn axis(t: &Timeline, cols: usize) -> String {
+/// The axis line: a tick and `HH:MM` every dozen columns or so.
+pub fn axis(a: &Axis) -> String {
+    let cols = a.cols;
     let mut line = vec![' '; cols];
     let every = if cols >= 24 { 12 } else { cols.max(1) };
     let mut c = 0;
     while c + 6 <= cols {
-        let (lo, _) = t.column_range(c, cols);
+        let (lo, _) = a.column_range(c);
         let label = super::us_time(lo).format("%H:%M").to_string();
         line[c] = '|';
         for (i, ch) in label.chars().enumerate() {
@@ -57,10 +57,10 @@ pub fn axis(t: &Timeline, cols: usize) -> String {
 }
 
 /// The marker line: each marker's letter at its column.
-pub fn marker_line(t: &Timeline, cols: usize) -> String {
-    let mut line = vec![' '; cols];
+pub fn marker_line(t: &Timeline, a: &Axis) -> String {
+    let mut line = vec![' '; a.cols];
     for m in &t.markers {
-        if let Some(c) = t.column_of(m.at, cols) {
+        if let Some(c) = a.column_of(m.at) {
             line[c] = if line[c] == ' ' { m.kind.letter() } else { '*' };
         }
     }
@@ -68,11 +68,8 @@ pub fn marker_line(t: &Timeline, cols: usize) -> String {
 }
 
 /// The columns markers stand in.
-pub fn marker_columns(t: &Timeline, cols: usize) -> Vec<usize> {
-    t.markers
-        .iter()
-        .filter_map(|m| t.column_of(m.at, cols))
-        .collect()
+pub fn marker_columns(t: &Timeline, a: &Axis) -> Vec<usize> {
+    t.markers.iter().filter_map(|m| a.column_of(m.at)).collect()
 }
 
 /// A row's label as the label column shows it: `*` before a cited row.
@@ -83,17 +80,17 @@ pub fn row_label(row: &super::Row, width: usize) -> String {
 }
 
 /// The window line: its times, where it came from, a column's width.
-pub fn window_line(t: &Timeline, cols: usize) -> String {
+pub fn window_line(t: &Timeline, a: &Axis) -> String {
     let from = match t.window {
         WindowSource::Question => "the question's window",
         WindowSource::Alerts => "the alerts' active windows",
         WindowSource::Evidence => "the evidence's times",
     };
-    let step = (t.end - t.start).num_seconds().max(1) as f64 / cols.max(1) as f64;
+    let step = a.span() as f64 / 1e6 / a.cols.max(1) as f64;
     format!(
         "{} .. {} UTC ({from}; 1 column = {})",
-        t.start.format("%Y-%m-%d %H:%M:%S"),
-        t.end.format("%Y-%m-%d %H:%M:%S"),
+        super::us_time(a.start_us).format("%Y-%m-%d %H:%M:%S"),
+        super::us_time(a.end_us).format("%Y-%m-%d %H:%M:%S"),
         human_seconds(step)
     )
 }
@@ -135,13 +132,18 @@ fn human_seconds(s: f64) -> String {
 /// The whole picture in `width` columns.
 pub fn render(t: &Timeline, width: usize, ascii: bool) -> Vec<String> {
     let (label_w, cols) = split(width);
+    let a = Axis::full(t, cols);
     let pad = " ".repeat(label_w);
-    let mut out = vec![truncate_width(&window_line(t, cols), width)];
-    out.push(format!("{pad} {}", axis(t, cols)));
-    out.push(format!("{:<label_w$} {}", "markers", marker_line(t, cols)));
-    let rules = marker_columns(t, cols);
+    let mut out = vec![truncate_width(&window_line(t, &a), width)];
+    out.push(format!("{pad} {}", axis(&a)));
+    out.push(format!("{:<label_w$} {}", "markers", marker_line(t, &a)));
+    let rules = marker_columns(t, &a);
     for row in &t.rows {
-        let mut line: Vec<char> = t.cells(row, cols).into_iter().map(|c| glyph(c, ascii)).collect();
+        let mut line: Vec<char> = t
+            .cells(row, &a)
+            .into_iter()
+            .map(|c| glyph(c, ascii))
+            .collect();
         for c in &rules {
             if line.get(*c) == Some(&' ') {
                 line[*c] = marker_rule(ascii);
