@@ -19,6 +19,7 @@ mod actions;
 mod events;
 mod input;
 mod mouse;
+mod timeline;
 
 pub use actions::node_boundary;
 pub use mouse::WHEEL_STEP;
