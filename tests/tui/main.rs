@@ -28,6 +28,7 @@ mod pty;
 mod sanitize;
 mod snapshots;
 mod sources;
+mod timeline;
 mod unverified;
 mod update;
 mod widths;
