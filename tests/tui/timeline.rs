@@ -34,7 +34,11 @@ async fn stored_run(question: &str) -> (Vec<EngineEvent>, Store, i64, tempfile::
         catalog: Arc::new(pack.catalog()),
         ..base_engine(Arc::new(store.clone()))
     };
-    let out = engine.run(RunRequest::new(question)).await.unwrap();
+    let request = RunRequest {
+        session_id: Some("timeline-session".into()),
+        ..RunRequest::new(question)
+    };
+    let out = engine.run(request).await.unwrap();
     (fixed_times(out.events), store, out.run_id, dir)
 }
 
