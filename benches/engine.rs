@@ -91,6 +91,7 @@ fn invocation(id: i64, tool: &str, refs: &[(&str, &str)]) -> ToolInvocation {
             blocked: false,
             retrieved_domains: vec![],
             source: Default::default(),
+            buckets: None,
         },
         dedup_reason: None,
         duration_ms: 0,

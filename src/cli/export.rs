@@ -74,5 +74,41 @@ pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
+/// `diagraph timeline RUN_ID [--ascii] [--json] [--width N]`.
+pub async fn timeline(
+    config: &Config,
+    run_id: i64,
+    ascii: bool,
+    json: bool,
+    width: usize,
+) -> Result<ExitCode, CliError> {
+    use crate::report::timeline::{Timeline, TimelineInput, text};
+    let store = open_store(config).await?;
+    let trace = store.run_trace(run_id).await;
+    store.close().await;
+    let trace = trace?;
+    let timeline = Timeline::build(&TimelineInput::from_trace(&trace));
+    let out = match (&timeline, json) {
+        (_, true) => {
+            let mut t = serde_json::to_string_pretty(&timeline).unwrap_or_default();
+            t.push('\n');
+            t
+        }
+        (Some(t), false) => {
+            let mut lines = vec![format!(
+                "run {run_id}: {}",
+                crate::text::clean(&trace.run.query, width.max(20))
+            )];
+            lines.extend(text::render(t, width.clamp(40, 400), ascii));
+            lines.join("\n") + "\n"
+        }
+        (None, false) => format!(
+            "run {run_id}: no recorded evidence with a time (alerts, log counts, series) to draw\n"
+        ),
+    };
+    super::out::emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Width of each run's column in `compare`'s text.
 const COMPARE_COLUMN: usize = 48;

@@ -196,6 +196,20 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         max_over_claims: Option<usize>,
     },
+    /// What the run's evidence says happened when, on one time axis
+    /// (drawn from what its tool invocations recorded)
+    Timeline {
+        run_id: String,
+        /// Plain ASCII glyphs
+        #[arg(long)]
+        ascii: bool,
+        /// Print the timeline and its recorded counts per bucket as JSON
+        #[arg(long)]
+        json: bool,
+        /// Columns to draw in
+        #[arg(long, value_name = "N", default_value_t = 120)]
+        width: usize,
+    },
     /// Write a stored run in another tool's format
     Export {
         run_id: String,
@@ -440,6 +454,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             format,
             output,
         }) => export::run(&config, parse_run_id(&run_id)?, format, output).await,
+        Some(Command::Timeline {
+            run_id,
+            ascii,
+            json,
+            width,
+        }) => export::timeline(&config, parse_run_id(&run_id)?, ascii, json, width).await,
         Some(Command::Compare { run_a, run_b, json }) => {
             export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
         }

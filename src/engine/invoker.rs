@@ -174,6 +174,7 @@ impl ToolInvoker {
                                         failure_class: None,
                                         partial: output.partial,
                                     },
+                                    buckets: output.buckets,
                                 },
                                 success: true,
                                 error: None,
@@ -498,6 +499,7 @@ mod tests {
                 }],
                 retrieved_domains: vec![],
                 partial: None,
+                buckets: None,
             })
         }
     }

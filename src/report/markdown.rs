@@ -162,6 +162,8 @@ pub fn render(trace: &RunTrace) -> String {
         binding_table(&mut md, unverified);
     }
 
+    timeline_section(&mut md, trace);
+
     if !r.failed_sources.is_empty() {
         let _ = writeln!(md, "## Could not be checked\n");
         for f in &r.failed_sources {
@@ -178,6 +180,22 @@ pub fn render(trace: &RunTrace) -> String {
     }
     md
 }
+
+/// The evidence timeline as a text picture in a fence no run text can
+/// close (longer than any run of backticks in it).
+fn timeline_section(md: &mut String, trace: &RunTrace) {
+    use super::timeline::{Timeline, TimelineInput, text};
+    let Some(t) = Timeline::build(&TimelineInput::from_trace(trace)) else {
+        return;
+    };
+    let body = text::render(&t, TIMELINE_WIDTH, false).join("\n");
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let _ = writeln!(md, "## Timeline\n\n{fence}text\n{body}\n{fence}\n");
+}
+
+/// Columns of the timeline picture in the Markdown note.
+const TIMELINE_WIDTH: usize = 100;
 
 fn pass_count(bindings: &[CheckedBinding]) -> usize {
     bindings

@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod markdown;
+pub mod timeline;
 
 use crate::vocab::graph::{NodeId, ReasonCode};
 use crate::vocab::run_trace::RunTrace;

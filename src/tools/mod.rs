@@ -24,6 +24,7 @@ pub mod replay;
 
 pub use registry::ToolRegistry;
 
+use crate::vocab::buckets::TimeBuckets;
 use crate::vocab::run::FailureClass;
 use crate::vocab::tool::{EvidenceRef, EvidenceStatus, ToolSpec};
 use async_trait::async_trait;
@@ -40,6 +41,8 @@ pub struct ToolOutput {
     /// The source was read only in part: what was left out. The answer
     /// stands on what was read, and says so.
     pub partial: Option<String>,
+    /// Matches per time bucket, over every match (`query_logs`).
+    pub buckets: Option<TimeBuckets>,
 }
 
 impl ToolOutput {
@@ -57,6 +60,7 @@ impl ToolOutput {
             }],
             retrieved_domains: vec![],
             partial: None,
+            buckets: None,
         }
     }
 }

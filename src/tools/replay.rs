@@ -89,6 +89,7 @@ impl RecordedResults {
                     evidence_refs: details.evidence_refs.clone(),
                     retrieved_domains: details.retrieved_domains.clone(),
                     partial: details.source.partial.clone(),
+                    buckets: details.buckets.clone(),
                 }),
             };
             served.push(Served {

@@ -23,6 +23,8 @@ pub enum Context {
     Typing,
     /// The runs filter is being typed.
     Filtering,
+    /// The Timeline tab has the focus: the arrows move in time.
+    Timeline,
 }
 
 impl Context {
@@ -41,6 +43,7 @@ impl Context {
             Context::Confirm => "question",
             Context::Typing => "typing",
             Context::Filtering => "filter",
+            Context::Timeline => "timeline",
         }
     }
 }
@@ -76,6 +79,10 @@ pub enum Action {
     HistoryNext,
     Copy,
     Compare,
+    TimeEarlier,
+    TimeLater,
+    TimeZoomIn,
+    TimeZoomOut,
 }
 
 impl Action {
@@ -110,6 +117,10 @@ impl Action {
             Action::HistoryNext => "history_next",
             Action::Copy => "copy",
             Action::Compare => "compare",
+            Action::TimeEarlier => "time_earlier",
+            Action::TimeLater => "time_later",
+            Action::TimeZoomIn => "time_zoom_in",
+            Action::TimeZoomOut => "time_zoom_out",
         }
     }
 }
@@ -367,6 +378,34 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
         Action::ReplayPrevNode,
         "previous node",
         Context::Replay,
+        true,
+    ),
+    (
+        "left h",
+        Action::TimeEarlier,
+        "cursor earlier",
+        Context::Timeline,
+        true,
+    ),
+    (
+        "right l",
+        Action::TimeLater,
+        "cursor later",
+        Context::Timeline,
+        true,
+    ),
+    (
+        "+ =",
+        Action::TimeZoomIn,
+        "zoom in on time",
+        Context::Timeline,
+        true,
+    ),
+    (
+        "-",
+        Action::TimeZoomOut,
+        "zoom out in time",
+        Context::Timeline,
         true,
     ),
     ("enter", Action::Submit, "ask", Context::Typing, true),

@@ -8,6 +8,7 @@
 //! can all build on it without importing each other.
 
 pub mod agent;
+pub mod buckets;
 pub mod catalog;
 pub mod contracts;
 pub mod dto;

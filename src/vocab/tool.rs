@@ -2,6 +2,7 @@
 //! recorded call, its evidence status and the code-made evidence refs that
 //! bindings are checked against, and the static spec of a tool.
 
+use super::buckets::TimeBuckets;
 use super::run::{Failure, FailureClass};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -66,6 +67,10 @@ pub struct RetrievalDetails {
     /// Which backend answered, why it failed, whether it was read whole.
     #[serde(default, flatten)]
     pub source: SourceOutcome,
+    /// How many records matched per time bucket (`query_logs`): what a
+    /// timeline draws from the stored run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<TimeBuckets>,
 }
 
 impl RetrievalDetails {
@@ -78,6 +83,7 @@ impl RetrievalDetails {
             blocked: false,
             retrieved_domains: vec![],
             source: SourceOutcome::default(),
+            buckets: None,
         }
     }
 }

@@ -93,6 +93,7 @@ fn invocation() -> impl Strategy<Value = ToolInvocation> {
                 blocked,
                 retrieved_domains: vec![],
                 source: Default::default(),
+                buckets: None,
             },
             dedup_reason: None,
             duration_ms: 0,

@@ -21,6 +21,7 @@ mod brain_noise;
 mod brain_subjects;
 mod checks;
 mod e2e;
+mod log_buckets;
 mod log_files;
 mod log_index;
 mod log_windows;

@@ -183,6 +183,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                     partial: None,
+                    buckets: None,
                 }
             }
             "query_logs" => {
@@ -227,6 +228,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec![],
                     partial: None,
+                    buckets: None,
                 }
             }
             "lookup_knowledge" => {
@@ -254,6 +256,7 @@ impl FakeBackend {
                     evidence_refs: refs,
                     retrieved_domains: vec!["runbooks".into()],
                     partial: None,
+                    buckets: None,
                 }
             }
             _ => ToolOutput {
@@ -262,6 +265,7 @@ impl FakeBackend {
                 evidence_refs: vec![],
                 retrieved_domains: vec![],
                 partial: None,
+                buckets: None,
             },
         }
     }

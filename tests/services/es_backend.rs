@@ -12,7 +12,7 @@ use crate::es_fake::{Es, Flavor, error_body};
 use crate::helpers::{
     assert_same_cause, free_port, offline_shop_run, serve_http, shop_pack_dir, silent_http_server,
 };
-use crate::logs_support::{call, window, with};
+use crate::logs_support::{assert_buckets_exact, call, window, with};
 use diagraph::config::{Config, ConfigFlags, ElasticsearchConfig, LogsBackend};
 use diagraph::tools::Tool;
 use diagraph::tools::ToolError;
@@ -566,4 +566,41 @@ async fn the_offline_model_finds_the_same_cause_from_elasticsearch_as_from_the_p
             .iter()
             .any(|r| { r.body.to_string().contains("\"value\":\"order-service\"") })
     );
+}
+
+#[tokio::test]
+async fn counts_per_bucket_are_the_exact_counts() {
+    let fake = ecs();
+    let base = chrono::DateTime::parse_from_rfc3339("2026-07-08T22:40:00Z")
+        .unwrap()
+        .timestamp_micros();
+    let mut matching = Vec::new();
+    // Uneven times between 22:00 and 23:59 (the window), on bucket edges too.
+    for i in 0..900i64 {
+        let s = (i * i * 7919) % 7_140 - 2_400;
+        fake.push(
+            "logs-checkout-2026.07.08",
+            json!({"@timestamp": at(s), "service": {"name": "checkout"}, "log": {"level": "error"},
+                   "message": format!("pool wait {i}")}),
+        );
+        matching.push(base + s * 1_000_000);
+    }
+    // Not matching: another level; outside the window.
+    fake.push(
+        "logs-checkout-2026.07.08",
+        json!({"@timestamp": at(30), "service": {"name": "checkout"}, "log": {"level": "info"}, "message": "x"}),
+    );
+    fake.push(
+        "logs-checkout-2026.07.08",
+        json!({"@timestamp": at(5000), "service": {"name": "checkout"}, "log": {"level": "error"}, "message": "late"}),
+    );
+    let url = fake.clone().serve().await;
+    let t = es(&url, |c| c.max_lines = 10);
+    let out = call(
+        &t,
+        with(window(), json!({"service": "checkout", "level": "ERROR"})),
+    )
+    .await
+    .unwrap();
+    assert_buckets_exact(&out, &matching);
 }

@@ -25,7 +25,10 @@
 //! - Sorting on a field no searched index has, without `unmapped_type`,
 //!   is the 400 "No mapping found for [f] in order to sort on".
 //! - `min` / `max` aggregations on a date: `{"value": <epoch ms>,
-//!   "value_as_string": "<ISO>"}`, `{"value": null}` without documents.
+//!   "value_as_string": "<ISO>"}`, `{"value": null}` without documents;
+//!   `date_histogram` with `fixed_interval`, `min_doc_count` and
+//!   `extended_bounds`: `{"buckets": [{"key_as_string", "key": <epoch ms>,
+//!   "doc_count"}]}`, buckets on epoch multiples of the interval.
 //! - The response: `took`, `timed_out`, `_shards` (with `failures` when a
 //!   test injects a failed shard), `hits.total {value, relation}`,
 //!   `hits.hits[] {_index, _id, _score, _source, sort}`, `aggregations`.
@@ -318,6 +321,16 @@ fn run(es: &Es, index: &str, body: &Map<String, Value>) -> Result<Value, Respons
     let mut aggregations = Map::new();
     if let Some(aggs) = body.get("aggs").or_else(|| body.get("aggregations")) {
         for (name, spec) in aggs.as_object().into_iter().flatten() {
+            if let Some(h) = spec.get("date_histogram") {
+                let times: Vec<i64> = matched
+                    .iter()
+                    .filter_map(|(_, _, d)| {
+                        date_of(d, h.get("field")?.as_str()?).map(|t| t.timestamp_millis())
+                    })
+                    .collect();
+                aggregations.insert(name.clone(), date_histogram(h, &times)?);
+                continue;
+            }
             let (kind, field) = match spec.as_object().and_then(|o| o.iter().next()) {
                 Some((k, f)) if k == "min" || k == "max" => {
                     (k.as_str(), f.get("field").and_then(Value::as_str))
@@ -387,6 +400,91 @@ fn run(es: &Es, index: &str, body: &Map<String, Value>) -> Result<Value, Respons
         resp["aggregations"] = Value::Object(aggregations);
     }
     Ok(resp)
+}
+
+/// A `date_histogram` with a `fixed_interval` (`90s`, `1500ms`, `5m`, `1h`,
+/// `1d`): buckets at epoch multiples of the interval (no offset, UTC),
+/// keyed by their start in epoch ms, in key order; with `min_doc_count` 0
+/// every bucket between the first and last document and across
+/// `extended_bounds` is listed, else only buckets with documents.
+fn date_histogram(h: &Value, times: &[i64]) -> Result<Value, Response> {
+    if h.get("calendar_interval").is_some() || h.get("interval").is_some() {
+        return Err(bad_request(
+            "illegal_argument_exception",
+            "the fake answers fixed_interval only",
+        ));
+    }
+    let interval = h
+        .get("fixed_interval")
+        .and_then(Value::as_str)
+        .and_then(|s| {
+            let split = s.find(|c: char| !c.is_ascii_digit())?;
+            let (n, unit) = s.split_at(split);
+            let n: i64 = n.parse().ok()?;
+            let ms = match unit {
+                "ms" => 1,
+                "s" => 1000,
+                "m" => 60_000,
+                "h" => 3_600_000,
+                "d" => 86_400_000,
+                _ => return None,
+            };
+            Some(n * ms)
+        })
+        .filter(|i| *i > 0)
+        .ok_or_else(|| {
+            bad_request(
+                "illegal_argument_exception",
+                "failed to parse setting [date_histogram.fixedInterval]",
+            )
+        })?;
+    let key = |t: i64| t.div_euclid(interval) * interval;
+    let mut counts: std::collections::BTreeMap<i64, u64> = Default::default();
+    for t in times {
+        *counts.entry(key(*t)).or_default() += 1;
+    }
+    let min_doc_count = h.get("min_doc_count").and_then(Value::as_u64).unwrap_or(1);
+    if min_doc_count == 0 {
+        let bound = |k: &str| {
+            h.get("extended_bounds")
+                .and_then(|b| b.get(k))
+                .and_then(Value::as_i64)
+        };
+        let lo = counts
+            .keys()
+            .next()
+            .copied()
+            .into_iter()
+            .chain(bound("min").map(key))
+            .min();
+        let hi = counts
+            .keys()
+            .last()
+            .copied()
+            .into_iter()
+            .chain(bound("max").map(key))
+            .max();
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            let mut k = lo;
+            while k <= hi {
+                counts.entry(k).or_default();
+                k += interval;
+            }
+        }
+    }
+    let buckets: Vec<Value> = counts
+        .into_iter()
+        .filter(|(_, n)| *n >= min_doc_count)
+        .map(|(k, n)| {
+            json!({
+                "key_as_string": DateTime::from_timestamp_millis(k)
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+                "key": k,
+                "doc_count": n,
+            })
+        })
+        .collect();
+    Ok(json!({"buckets": buckets}))
 }
 
 /// The indices an index expression names.

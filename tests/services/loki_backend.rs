@@ -8,7 +8,7 @@
 use crate::helpers::{
     assert_same_cause, free_port, offline_shop_run, serve_http, shop_pack_dir, silent_http_server,
 };
-use crate::logs_support::{call, window, with};
+use crate::logs_support::{assert_buckets_exact, call, window, with};
 use crate::loki_fake::{Loki, parse_log_query};
 use diagraph::config::LokiConfig;
 use diagraph::tools::loki::LokiLogs;
@@ -298,4 +298,58 @@ async fn the_offline_model_finds_the_same_cause_from_loki_as_from_the_pack() {
         q.get("query")
             .is_some_and(|s| s.contains("order\\\\-service"))
     }));
+}
+
+#[tokio::test]
+async fn counts_per_bucket_are_the_exact_counts() {
+    let fake = Loki::default();
+    let since = T0 - 40 * 60 * S; // 22:00:00, the window's start
+    let mut matching = Vec::new();
+    // Uneven times, lines on bucket boundaries (the window is cut in
+    // 59.5 s steps) and on the window's first instant included.
+    for i in 0..700i64 {
+        let ns = since + (i * i * 7919 % 7_000) * S / 1 + (i % 3) * 500_000_000;
+        fake.push(
+            &[("service_name", "checkout"), ("level", "error")],
+            ns,
+            &format!("pool wait {i}"),
+        );
+        matching.push(ns / 1000);
+    }
+    for k in [0i64, 1, 2, 119] {
+        let ns = since + k * 59_500_000_000;
+        fake.push(
+            &[("service_name", "checkout"), ("level", "error")],
+            ns,
+            "pool boundary",
+        );
+        matching.push(ns / 1000);
+    }
+    // Not matching: another service, another level.
+    fake.push(
+        &[("service_name", "cart"), ("level", "error")],
+        since + 10 * S,
+        "x",
+    );
+    fake.push(
+        &[("service_name", "checkout"), ("level", "info")],
+        since + 10 * S,
+        "y",
+    );
+    let url = fake.clone().serve().await;
+    let t = loki(&url, |c| c.max_lines = 5000);
+    let out = call(
+        &t,
+        with(window(), json!({"service": "checkout", "level": "ERROR"})),
+    )
+    .await
+    .unwrap();
+    assert_buckets_exact(&out, &matching);
+    let steps: Vec<_> = fake
+        .queries()
+        .into_iter()
+        .filter(|q| q.contains_key("step"))
+        .collect();
+    assert_eq!(steps.len(), 1, "one range query for the counts");
+    assert_eq!(steps[0]["step"], "59500ms");
 }

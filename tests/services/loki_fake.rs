@@ -10,6 +10,11 @@
 //! - `GET /loki/api/v1/query?query=sum(count_over_time(<log query> [Ns]))&time` ->
 //!   `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[<unix s>,"<n>"]}]}}`
 //!   (an empty result when nothing matched);
+//! - `GET /loki/api/v1/query_range?query=sum(count_over_time(<log query> [D]))&start&end&step` ->
+//!   `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[<unix s>,"<n>"], ...]}]}}`:
+//!   evaluated at `start`, `start + step`, … up to `end`, each point counting
+//!   the lines in `(t - D, t]`, a step without lines left out, times in
+//!   seconds with millisecond precision (`step` a duration or float seconds);
 //! - errors as Loki writes them: HTTP 400 with a plain-text body
 //!   (`parse error at line 1, col 7: syntax error: unexpected …`), and any
 //!   status a test injects.
@@ -175,6 +180,9 @@ async fn query_range(
         Ok(w) => w,
         Err(r) => return r,
     };
+    if let Some(count) = q.get("query").and_then(|s| parse_count(s)) {
+        return matrix(&l, &q, start, end, count);
+    }
     let limit: usize = q.get("limit").and_then(|s| s.parse().ok()).unwrap_or(100);
     if limit > 5000 {
         return text(
@@ -243,7 +251,7 @@ async fn instant(
         Ok(t) => t,
         Err(r) => return r,
     };
-    let Some((inner, range_s)) = q.get("query").and_then(|s| parse_count(s)) else {
+    let Some((inner, range_ns)) = q.get("query").and_then(|s| parse_count(s)) else {
         return text(
             400,
             "parse error at line 1, col 1: syntax error: unexpected metric query\n",
@@ -258,7 +266,7 @@ async fn instant(
             );
         }
     };
-    let start = time - range_s * 1_000_000_000;
+    let start = time - range_ns;
     let n = l
         .entries
         .lock()
@@ -274,12 +282,85 @@ async fn instant(
     ok(json!({"resultType": "vector", "result": result}))
 }
 
-/// `sum(count_over_time(<q> [Ns]))` -> (q, N).
+/// A range query of a count: one point per step with lines in its range.
+fn matrix(
+    l: &Loki,
+    q: &HashMap<String, String>,
+    start: i64,
+    end: i64,
+    (inner, range_ns): (String, i64),
+) -> Response {
+    let Some(step) = q
+        .get("step")
+        .and_then(|s| duration_ns(s))
+        .filter(|s| *s > 0)
+    else {
+        return text(400, "invalid parameter \"step\"\n");
+    };
+    if (end - start) / step > 11_000 {
+        return text(
+            400,
+            "exceeded maximum resolution of 11,000 points per timeseries\n",
+        );
+    }
+    let query = match parse_log_query(&inner) {
+        Ok(p) => p,
+        Err(e) => {
+            return text(
+                400,
+                &format!("parse error at line 1, col 1: syntax error: {e}\n"),
+            );
+        }
+    };
+    let entries = l.entries.lock().unwrap().clone();
+    let mut values = Vec::new();
+    let mut t = start;
+    while t <= end {
+        let n = entries
+            .iter()
+            .filter(|e| e.1 > t - range_ns && e.1 <= t && query.matches(&e.0, &e.2))
+            .count();
+        if n > 0 {
+            // Prometheus-style times: seconds, millisecond precision.
+            values.push(json!([
+                (t.div_euclid(1_000_000)) as f64 / 1e3,
+                n.to_string()
+            ]));
+        }
+        t += step;
+    }
+    let result = if values.is_empty() {
+        json!([])
+    } else {
+        json!([{"metric": {}, "values": values}])
+    };
+    ok(json!({"resultType": "matrix", "result": result}))
+}
+
+/// A Prometheus duration (`90s`, `1500ms`, `2m`, `1h`) or float seconds, in ns.
+fn duration_ns(s: &str) -> Option<i64> {
+    if let Ok(secs) = s.parse::<f64>() {
+        return Some((secs * 1e9).round() as i64);
+    }
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = s.split_at(split);
+    let n: i64 = n.parse().ok()?;
+    let unit_ns = match unit {
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    };
+    Some(n * unit_ns)
+}
+
+/// `sum(count_over_time(<q> [D]))` -> (q, D in ns).
 fn parse_count(s: &str) -> Option<(String, i64)> {
     let inner = s.strip_prefix("sum(count_over_time(")?.strip_suffix("))")?;
     let (q, range) = inner.rsplit_once(" [")?;
-    let secs = range.strip_suffix("s]")?.parse().ok()?;
-    Some((q.to_string(), secs))
+    let ns = duration_ns(range.strip_suffix(']')?)?;
+    Some((q.to_string(), ns))
 }
 
 enum Op {

@@ -156,6 +156,7 @@ impl RunBuilder {
                     blocked: false,
                     retrieved_domains: vec![],
                     source: Default::default(),
+                    buckets: None,
                 },
                 dedup_reason: None,
                 duration_ms: 4,

@@ -29,6 +29,7 @@ mod runs_history;
 mod sanitize;
 mod snapshots;
 mod sources;
+mod timeline;
 mod unverified;
 mod update;
 mod widths;

@@ -178,7 +178,7 @@ fn tab_cycles_panes_and_quit_keys_quit() {
         seen.push(state.focus);
     }
     assert_eq!(state.focus, Pane::Input);
-    assert_eq!(seen.len(), 8);
+    assert_eq!(seen.len(), 9);
     update(
         &mut state,
         Msg::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),

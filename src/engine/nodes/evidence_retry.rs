@@ -210,6 +210,7 @@ mod tests {
                 blocked,
                 retrieved_domains: vec![],
                 source: Default::default(),
+                buckets: None,
             },
             dedup_reason: None,
             duration_ms: 0,

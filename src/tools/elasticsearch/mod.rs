@@ -5,8 +5,9 @@
 //! One call is one `POST /{index}/_search` ([`query::search_body`]): the
 //! newest `max_lines` matching records sorted on the timestamp field (the
 //! sample is chosen from those), `track_total_hits: true` for the exact
-//! count of every matching record, and `min` / `max` aggregations for the
-//! times of the oldest and newest. Records become [`LogLine`]s (time,
+//! count of every matching record, `min` / `max` aggregations for the
+//! times of the oldest and newest, and a `date_histogram` for the count per
+//! time bucket. Records become [`LogLine`]s (time,
 //! service, level and message from the configured fields; the level from
 //! the message when no level field has it) and answer through
 //! `tools::logs::answer` like every backend. A window not given is the
@@ -32,6 +33,7 @@ use crate::tools::logs::{
     Found, LogLine, LogQuery, answer, detect_level, pattern, query_logs_spec,
 };
 use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::buckets::TimeBuckets;
 use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -70,6 +72,9 @@ struct Hits {
     total: Option<(u64, bool)>,
     first: Option<DateTime<Utc>>,
     last: Option<DateTime<Utc>>,
+    /// The `date_histogram`'s counts in the grid asked for; `None` when
+    /// the server answered without it.
+    buckets: Option<TimeBuckets>,
     /// What the server says it left out (timed out, failed shards).
     incomplete: Vec<String>,
 }
@@ -180,7 +185,7 @@ impl ElasticsearchLogs {
         })
     }
 
-    async fn search(&self, body: &Value) -> Result<Hits, ToolError> {
+    async fn search(&self, body: &Value, grid: TimeBuckets) -> Result<Hits, ToolError> {
         let path = format!("/{}/_search", self.index);
         let resp = self.src.post(&path, body).await?;
         let bad =
@@ -228,6 +233,7 @@ impl ElasticsearchLogs {
                         .and_then(|ms| DateTime::from_timestamp_millis(ms as i64))
                 })
         };
+        let buckets = per_bucket(&resp, grid).map_err(|why| bad(&why))?;
         let mut incomplete = Vec::new();
         if resp.get("timed_out").and_then(Value::as_bool) == Some(true) {
             incomplete.push(format!(
@@ -260,9 +266,47 @@ impl ElasticsearchLogs {
             total,
             first: agg_time("first_ts"),
             last: agg_time("last_ts"),
+            buckets,
             incomplete,
         })
     }
+}
+
+/// The `date_histogram`'s buckets put in `grid` by their keys (epoch
+/// ms). Absent: `None` (an older proxy may strip aggregations); a bucket
+/// off the grid or without a count is a response that is not what was
+/// asked for.
+fn per_bucket(resp: &Value, mut grid: TimeBuckets) -> Result<Option<TimeBuckets>, String> {
+    let Some(agg) = resp
+        .get("aggregations")
+        .and_then(|a| a.get(query::PER_BUCKET))
+    else {
+        return Ok(None);
+    };
+    let list = agg
+        .get("buckets")
+        .and_then(Value::as_array)
+        .ok_or("a date_histogram without buckets")?;
+    for b in list {
+        let key = b
+            .get("key")
+            .and_then(|k| k.as_i64().or_else(|| k.as_f64().map(|f| f as i64)))
+            .ok_or("a date_histogram bucket without a key")?;
+        let n = b
+            .get("doc_count")
+            .and_then(Value::as_u64)
+            .ok_or("a date_histogram bucket without a doc_count")?;
+        let slot = grid
+            .index_of(key.saturating_mul(1000))
+            .and_then(|i| grid.counts.get_mut(i));
+        match slot {
+            Some(c) => *c += n,
+            // Empty buckets off the grid (bounds rounded) say nothing.
+            None if n == 0 => {}
+            None => return Err(format!("a date_histogram bucket at {key} off the window")),
+        }
+    }
+    Ok(Some(grid))
 }
 
 #[async_trait]
@@ -293,8 +337,15 @@ impl Tool for ElasticsearchLogs {
             start,
             end,
         };
-        let body = query::search_body(&self.fields, &sel, self.max_lines, self.server_timeout_ms());
-        let hits = self.search(&body).await?;
+        let grid = TimeBuckets::covering(start.timestamp_micros(), end.timestamp_micros());
+        let body = query::search_body(
+            &self.fields,
+            &sel,
+            self.max_lines,
+            self.server_timeout_ms(),
+            &grid,
+        );
+        let hits = self.search(&body, grid).await?;
         let read = hits.lines.len() as u64;
         let mut partial = hits.incomplete.clone();
         let total = match hits.total {
@@ -325,6 +376,10 @@ impl Tool for ElasticsearchLogs {
         }
         let mut sample = sampler.finish();
         sample.total = total;
+        // Counts per bucket of a partial answer are not all the counts.
+        if partial.is_empty() {
+            sample.buckets = hits.buckets;
+        }
         let us = |t: Option<DateTime<Utc>>| t.map(|t| t.timestamp_micros());
         if let Some(f) = us(hits.first) {
             sample.first = Some(sample.first.map_or(f, |x| x.min(f)));

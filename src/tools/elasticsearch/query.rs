@@ -8,6 +8,7 @@
 //! `term` is the newest feature used).
 
 use crate::tools::loki::logql::level_spellings;
+use crate::vocab::buckets::TimeBuckets;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
@@ -93,10 +94,22 @@ pub fn filter(f: &Fields, s: &Selection) -> Value {
     json!({"bool": {"filter": filter}})
 }
 
+/// The aggregation counting matches per bucket of the grid.
+pub const PER_BUCKET: &str = "per_bucket";
+
 /// The whole `_search` body: the newest `size` matching records, the
-/// exact count of all of them (`track_total_hits`), and the time of the
-/// oldest and newest (`min` / `max` aggregations), in one request.
-pub fn search_body(f: &Fields, s: &Selection, size: usize, timeout_ms: u64) -> Value {
+/// exact count of all of them (`track_total_hits`), the time of the
+/// oldest and newest (`min` / `max` aggregations) and the count per bucket
+/// of `grid` (a `date_histogram`; a grid of [`TimeBuckets::covering`] is on
+/// epoch multiples of its step, as fixed intervals are), in one request.
+pub fn search_body(
+    f: &Fields,
+    s: &Selection,
+    size: usize,
+    timeout_ms: u64,
+    grid: &TimeBuckets,
+) -> Value {
+    let last_ms = grid.end_us().div_euclid(1000) - 1;
     json!({
         "size": size,
         "track_total_hits": true,
@@ -108,6 +121,12 @@ pub fn search_body(f: &Fields, s: &Selection, size: usize, timeout_ms: u64) -> V
         "aggs": {
             "first_ts": {"min": {"field": f.timestamp}},
             "last_ts": {"max": {"field": f.timestamp}},
+            PER_BUCKET: {"date_histogram": {
+                "field": f.timestamp,
+                "fixed_interval": format!("{}ms", grid.step_ms.max(1)),
+                "min_doc_count": 0,
+                "extended_bounds": {"min": grid.start.timestamp_millis(), "max": last_ms},
+            }},
         },
     })
 }
@@ -212,6 +231,7 @@ mod tests {
             },
             10,
             3000,
+            &TimeBuckets::covering(t.timestamp_micros(), t.timestamp_micros()),
         );
         let f = &body["query"]["bool"]["filter"];
         assert_eq!(

@@ -338,6 +338,7 @@ pub fn answer(
             .collect(),
         retrieved_domains: vec![],
         partial,
+        buckets: sample.buckets,
     })
 }
 

@@ -10,6 +10,7 @@
 //! flooding pattern cannot hide every other one, and counts never depend
 //! on what was sampled.
 
+use crate::vocab::buckets::TimeBuckets;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
@@ -44,6 +45,8 @@ pub struct Sampler<K> {
     groups: Vec<Group>,
     /// The newest `limit` lines: (time, id, group); a min-heap on time.
     newest: BinaryHeap<Reverse<(i64, u64, u32)>>,
+    /// Every line counted per time bucket, when the caller gave a grid.
+    buckets: Option<TimeBuckets>,
 }
 
 /// One sampled line: the caller's id, its time, and its group's figures.
@@ -63,6 +66,8 @@ pub struct Sample {
     pub last: Option<i64>,
     /// Oldest first.
     pub picked: Vec<Picked>,
+    /// Every matching line per time bucket, when counted.
+    pub buckets: Option<TimeBuckets>,
 }
 
 impl<K: Hash + Eq> Sampler<K> {
@@ -75,7 +80,15 @@ impl<K: Hash + Eq> Sampler<K> {
             index: HashMap::new(),
             groups: Vec::new(),
             newest: BinaryHeap::new(),
+            buckets: None,
         }
+    }
+
+    /// Also counts every line per bucket of `grid` (a line outside it is
+    /// counted in the totals only).
+    pub fn with_buckets(mut self, grid: TimeBuckets) -> Sampler<K> {
+        self.buckets = Some(grid);
+        self
     }
 
     pub fn total(&self) -> u64 {
@@ -86,6 +99,9 @@ impl<K: Hash + Eq> Sampler<K> {
     /// key of its group (`None`: a line whose group is not known).
     pub fn add(&mut self, ts: i64, id: u64, key: Option<K>) {
         self.total += 1;
+        if let Some(b) = &mut self.buckets {
+            b.add(ts);
+        }
         self.first = Some(self.first.map_or(ts, |f| f.min(ts)));
         self.last = Some(self.last.map_or(ts, |l| l.max(ts)));
         let g = match key.map(|k| (self.index.get(&k).copied(), k)) {
@@ -153,6 +169,7 @@ impl<K: Hash + Eq> Sampler<K> {
             first: self.first,
             last: self.last,
             picked,
+            buckets: self.buckets,
         }
     }
 }

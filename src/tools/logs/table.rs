@@ -21,6 +21,7 @@ use crate::text::pattern::{Shape, hides, letter_runs, shape};
 use crate::tools::ToolError;
 use crate::tools::common::{FileWarnings, PackWarning, Readable, too_many_bad};
 use crate::tools::logs::MAX_LOG_LINE_BYTES;
+use crate::vocab::buckets::TimeBuckets;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -261,6 +262,9 @@ impl LogTable {
             .filter(|(_, e)| pick(&services, e.service as usize) && pick(&levels, e.level as usize))
             .map(|(i, _)| lo + i);
         let mut sampler = Sampler::new(q.limit);
+        if let Some(grid) = self.grid(q, lo, hi) {
+            sampler = sampler.with_buckets(grid);
+        }
         let key = |e: &Entry| (e.pattern != UNTRACKED).then_some((e.service, e.level, e.pattern));
         let mut reader = Reader::new(&self.files);
         if q.words.is_empty() {
@@ -307,6 +311,21 @@ impl LogTable {
             lines,
             groups_counted: true,
         })
+    }
+
+    /// The buckets a query's matches are counted in: its window, or as
+    /// far as the records it covers reach where it leaves one end open.
+    fn grid(&self, q: &LogQuery, lo: usize, hi: usize) -> Option<TimeBuckets> {
+        let first = q
+            .since
+            .map(|s| s.timestamp_micros())
+            .or_else(|| self.entries.get(lo).map(|e| e.ts))?;
+        let last = q.until.map(|u| u.timestamp_micros()).or_else(|| {
+            hi.checked_sub(1)
+                .and_then(|i| self.entries.get(i))
+                .map(|e| e.ts)
+        })?;
+        Some(TimeBuckets::covering(first, last))
     }
 
     fn line(&self, reader: &mut Reader, i: usize) -> Result<LogLine, ToolError> {

@@ -98,6 +98,12 @@ pub fn count_query(log_query: &str, range_secs: u64) -> String {
     format!("sum(count_over_time({log_query} [{}s]))", range_secs.max(1))
 }
 
+/// The metric query counting the log query's lines per `step_ms`
+/// (a range query's evaluation step).
+pub fn bucket_query(log_query: &str, step_ms: i64) -> String {
+    format!("sum(count_over_time({log_query} [{}ms]))", step_ms.max(1))
+}
+
 /// A label name Loki accepts (`[a-zA-Z_][a-zA-Z0-9_]*`): configured names
 /// are checked before they go into a query.
 pub fn valid_label(name: &str) -> bool {

@@ -1,6 +1,6 @@
 //! `query_logs` over Grafana Loki (`DIAGRAPH_LOKI_URL`, `[logs.loki]`).
 //!
-//! One call is up to four requests, all bounded by the configured timeout:
+//! One call is up to five requests, all bounded by the configured timeout:
 //! - `GET /loki/api/v1/labels` for the window, to pick the service label
 //!   (the first configured one Loki has: `service`, `service_name`, `app`,
 //!   `job`) and the level label (`level`, else `detected_level`);
@@ -9,7 +9,9 @@
 //! - `GET /loki/api/v1/query` with `sum(count_over_time(…[range]))`, the
 //!   exact count of every matching line in the window;
 //! - `GET /loki/api/v1/query_range`, `direction=forward`, `limit=1`, for the
-//!   time of the oldest one.
+//!   time of the oldest one;
+//! - `GET /loki/api/v1/query_range` with `sum(count_over_time(…[step]))`,
+//!   the matching lines per time bucket of the window.
 //!
 //! Lines become [`LogLine`]s: the time from the nanosecond timestamp, the
 //! service and level from the stream's labels (the level from the line
@@ -29,6 +31,7 @@ use crate::tools::logs::{
     Found, LogLine, LogQuery, answer, detect_level, pattern, query_logs_spec,
 };
 use crate::tools::{Tool, ToolError, ToolOutput};
+use crate::vocab::buckets::TimeBuckets;
 use crate::vocab::tool::ToolSpec;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -243,6 +246,71 @@ impl LokiLogs {
     }
 }
 
+impl LokiLogs {
+    /// The matching lines per bucket of `grid`: one range query of
+    /// `count_over_time` whose range is the step. Loki counts a range
+    /// `(t - range, t]` at each evaluation time `t`; evaluating 1 ns before
+    /// each bucket's end makes that `[bucket start, bucket end)`, the
+    /// buckets every backend records. A step with no line has no point.
+    async fn buckets(&self, logql: &str, mut grid: TimeBuckets) -> Result<TimeBuckets, ToolError> {
+        let step_ns = grid.step_ms.max(1).saturating_mul(1_000_000);
+        let first_eval = grid
+            .start
+            .timestamp_nanos_opt()
+            .unwrap_or(i64::MAX)
+            .saturating_add(step_ns - 1);
+        let last_eval =
+            first_eval.saturating_add(step_ns.saturating_mul(grid.counts.len() as i64 - 1));
+        let data = self
+            .src
+            .get(
+                "/loki/api/v1/query_range",
+                &[
+                    ("query", logql::bucket_query(logql, grid.step_ms)),
+                    ("start", first_eval.to_string()),
+                    ("end", last_eval.to_string()),
+                    ("step", format!("{}ms", grid.step_ms.max(1))),
+                ],
+            )
+            .await
+            .and_then(success)?;
+        let bad = |why: &str| ToolError::BadResponse(format!("Loki's count per step {why}"));
+        if data.get("resultType").and_then(Value::as_str) != Some("matrix") {
+            return Err(bad("came without resultType \"matrix\""));
+        }
+        let series = data
+            .get("result")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("came without data.result"))?;
+        for point in series
+            .iter()
+            .filter_map(|s| s.get("values").and_then(Value::as_array))
+            .flatten()
+        {
+            let secs = point
+                .get(0)
+                .and_then(|t| t.as_f64().or_else(|| t.as_str()?.parse().ok()))
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| bad("has a point without a time"))?;
+            let n = point
+                .get(1)
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| bad("has a count that is not a number"))?;
+            // Times come back in seconds, rounded; the nearest step is the one.
+            let k = ((secs * 1e9 - first_eval as f64) / step_ns as f64).round();
+            let slot = (k >= 0.0)
+                .then(|| usize::try_from(k as i64).ok())
+                .flatten()
+                .and_then(|k| grid.counts.get_mut(k))
+                .ok_or_else(|| bad("has a point outside the window asked"))?;
+            *slot += n.round() as u64;
+        }
+        Ok(grid)
+    }
+}
+
 /// The `data` of a `{"status": "success"}` answer.
 fn success(v: Value) -> Result<Value, ToolError> {
     if v.get("status").and_then(Value::as_str) != Some("success") {
@@ -264,9 +332,9 @@ impl Tool for LokiLogs {
         format!("loki:{}", self.src.shown_url())
     }
 
-    /// Four requests, each bounded by the timeout.
+    /// Five requests, each bounded by the timeout.
     fn timeout(&self) -> Option<Duration> {
-        Some(self.timeout * 4 + Duration::from_secs(1))
+        Some(self.timeout * 5 + Duration::from_secs(1))
     }
 
     async fn call(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
@@ -356,6 +424,15 @@ impl Tool for LokiLogs {
         }
         let mut sample = sampler.finish();
         sample.total = total;
+        // Counts per bucket are read only when the total was: a partial
+        // answer draws no picture it cannot vouch for. Without them the
+        // answer stands; only a timeline lacks this row's shape.
+        if partial.is_none() && total > 0 {
+            match self.buckets(&query, TimeBuckets::tiling(start, end)).await {
+                Ok(b) => sample.buckets = Some(b),
+                Err(e) => tracing::warn!("Loki counts per time bucket not read: {e}"),
+            }
+        }
         if let Some(f) = first {
             sample.first = Some(sample.first.map_or(f, |x| x.min(f)));
         }

@@ -64,6 +64,7 @@ pub fn to_output(tool: &str, query: &str, result: CallToolResult) -> Result<Tool
         evidence_refs,
         retrieved_domains: vec![],
         partial,
+        buckets: None,
     })
 }
 

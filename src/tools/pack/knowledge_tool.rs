@@ -126,6 +126,7 @@ impl Tool for LookupKnowledge {
                 .collect(),
             retrieved_domains: domains,
             partial: None,
+            buckets: None,
         })
     }
 }

@@ -191,6 +191,7 @@ impl Tool for QueryMetrics {
             evidence_refs: refs,
             retrieved_domains: vec![],
             partial: partial.map(str::to_string),
+            buckets: None,
         })
     }
 }

@@ -70,6 +70,7 @@ impl Tool for ReadSkill {
             evidence_refs: vec![],
             retrieved_domains: vec![],
             partial: None,
+            buckets: None,
         })
     }
 }

@@ -476,6 +476,7 @@ impl Tool for PrometheusMetrics {
                 evidence_refs: refs,
                 retrieved_domains: vec![],
                 partial: None,
+                buckets: None,
             }
         };
         if let Value::Object(body) = &mut output.body {

@@ -9,6 +9,7 @@
 //! dropped, so a stale run can never overwrite a newer one.
 
 pub mod run_view;
+pub mod timeline;
 
 pub use run_view::{RunView, TransitionRow};
 
@@ -35,19 +36,21 @@ pub enum Pane {
     Transitions,
     Tools,
     Bindings,
+    Timeline,
     Verdict,
     Answer,
     Input,
 }
 
 impl Pane {
-    pub const CYCLE: [Pane; 8] = [
+    pub const CYCLE: [Pane; 9] = [
         Pane::Input,
         Pane::Runs,
         Pane::Graph,
         Pane::Transitions,
         Pane::Tools,
         Pane::Bindings,
+        Pane::Timeline,
         Pane::Verdict,
         Pane::Answer,
     ];
@@ -59,6 +62,7 @@ impl Pane {
             Pane::Transitions => "Transitions",
             Pane::Tools => "Tool invocations",
             Pane::Bindings => "Gatekeeper bindings",
+            Pane::Timeline => "Timeline",
             Pane::Verdict => "Verdict",
             Pane::Answer => "Answer",
             Pane::Input => "Question",
@@ -69,7 +73,7 @@ impl Pane {
     pub fn is_table(self) -> bool {
         matches!(
             self,
-            Pane::Runs | Pane::Transitions | Pane::Tools | Pane::Bindings
+            Pane::Runs | Pane::Transitions | Pane::Tools | Pane::Bindings | Pane::Timeline
         )
     }
 }
@@ -342,6 +346,7 @@ pub struct AppState {
     /// Last notice for the status line (errors, hints); code-made.
     pub notice: Option<String>,
     pub quit: bool,
+    pub timeline: timeline::TimelineState,
 }
 
 impl AppState {
@@ -385,6 +390,7 @@ impl AppState {
             live_elapsed_ms: 0,
             notice: None,
             quit: false,
+            timeline: timeline::TimelineState::default(),
         }
     }
 
@@ -454,6 +460,7 @@ impl AppState {
             // Keys type while text is edited: only that context applies.
             None if self.filter_editing => return vec![Context::Filtering],
             None if self.focus == Pane::Input => return vec![Context::Typing],
+            None if self.focus == Pane::Timeline => c.push(Context::Timeline),
             None => {}
         }
         // Stopping a live run is the key that must always be in sight.
@@ -475,6 +482,7 @@ impl AppState {
     pub fn begin(&mut self, mode: Mode, follow: bool, stepping: bool) -> u64 {
         let generation = self.next_generation;
         self.next_generation += 1;
+        self.timeline.reset();
         self.mode = mode;
         self.shown = Shown {
             generation,

@@ -238,6 +238,7 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
             *scroll = scrolled(*scroll, action, text_max);
         }
         Pane::Input => {}
+        Pane::Timeline => super::timeline::move_row(state, action),
         _ => {
             let last = tables::scroll::rows(state, pane).len.saturating_sub(1);
             let sel = state.sel.selected(pane);
@@ -275,6 +276,7 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
             }
             open_run(state, run_id)
         }
+        Pane::Timeline => super::timeline::open(state),
         Pane::Tools => {
             if let Some(inv) = view.invocations.get(state.sel.tools) {
                 let mut value = serde_json::to_value(inv).unwrap_or_default();

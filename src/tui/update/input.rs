@@ -261,6 +261,9 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
         Action::NextPane | Action::PrevPane => cycle_focus(state, action == Action::NextPane),
         Action::Down | Action::Up | Action::Top | Action::Bottom => move_selection(state, action),
         Action::Open => return open(state),
+        Action::TimeEarlier | Action::TimeLater | Action::TimeZoomIn | Action::TimeZoomOut => {
+            super::timeline::on_key(state, action);
+        }
         Action::Close => {}
         Action::Filter => {
             state.focus = Pane::Runs;

@@ -20,6 +20,7 @@ mod events;
 mod input;
 mod mouse;
 mod runs_pages;
+mod timeline;
 
 pub use runs_pages::{PAGE as RUNS_PAGE, stored_total};
 

@@ -79,6 +79,11 @@ fn click(state: &mut AppState, screen: Rect, at: Position) -> Vec<Command> {
         }
         return vec![];
     }
+    if pane == Pane::Timeline {
+        focus(state, pane);
+        super::timeline::click(state, at.x, at.y);
+        return vec![];
+    }
     if pane.is_table()
         && let Some(k) = tables::row_at(state, pane, rect, at.y)
     {
@@ -137,7 +142,7 @@ fn wheel(state: &mut AppState, screen: Rect, at: Position, action: Action) -> Ve
                 Some((pane, _)) => focus(state, pane),
                 None => {}
             }
-            if state.focus.is_table() {
+            if state.focus.is_table() && state.focus != Pane::Timeline {
                 scroll_table(state, state.focus, screen, action == Action::Down);
             } else {
                 for _ in 0..WHEEL_STEP {

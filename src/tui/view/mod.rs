@@ -19,6 +19,7 @@ pub mod graph;
 pub mod inspect;
 pub mod panels;
 pub mod tables;
+pub mod timeline;
 
 use crate::tui::state::{AppState, MIN_HEIGHT, MIN_WIDTH, Pane, Popup};
 use crate::tui::theme::{Role, Theme};
@@ -180,6 +181,20 @@ pub fn screen_areas(state: &AppState, area: Rect) -> Option<Areas> {
         state.table_pane
     };
     let mut areas = layout(area, table_pane);
+    if !areas.tabbed && state.focus == Pane::Timeline {
+        // Wide: the run tables below the graph give way to the timeline
+        // while it has the focus.
+        let stacked: Vec<Rect> = areas
+            .tables
+            .iter()
+            .filter(|(p, _)| *p != Pane::Runs)
+            .map(|(_, r)| *r)
+            .collect();
+        if let Some(all) = stacked.into_iter().reduce(|a, b| a.union(b)) {
+            areas.tables.retain(|(p, _)| *p == Pane::Runs);
+            areas.tables.push((Pane::Timeline, all));
+        }
+    }
     if let Some(z) = state.zoomed() {
         // One pane over the whole body; the others are not drawn.
         let full = zoom_area(area);

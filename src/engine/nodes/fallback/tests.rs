@@ -38,6 +38,7 @@ fn inv(status: EvidenceStatus, blocked: bool, success: bool) -> ToolInvocation {
             blocked,
             retrieved_domains: vec![],
             source: Default::default(),
+            buckets: None,
         },
         dedup_reason: None,
         duration_ms: 0,

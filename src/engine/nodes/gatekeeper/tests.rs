@@ -30,6 +30,7 @@ fn inv(id: i64, tool: &str, status: EvidenceStatus, refs: &[(&str, &str)]) -> To
             blocked: false,
             retrieved_domains: vec![],
             source: Default::default(),
+            buckets: None,
         },
         dedup_reason: None,
         duration_ms: 1,

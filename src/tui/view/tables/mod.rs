@@ -43,8 +43,14 @@ fn id_cell(s: &str, width: u16) -> String {
     truncate_middle(&sanitize_line(s), width.into())
 }
 
-/// The four tables in tab order.
-pub const TABS: [Pane; 4] = [Pane::Runs, Pane::Transitions, Pane::Tools, Pane::Bindings];
+/// The table area's tabs in order.
+pub const TABS: [Pane; 5] = [
+    Pane::Runs,
+    Pane::Transitions,
+    Pane::Tools,
+    Pane::Bindings,
+    Pane::Timeline,
+];
 
 fn short_title(p: Pane) -> &'static str {
     match p {
@@ -65,6 +71,10 @@ fn tab_title(state: &AppState, pane: Pane, tabbed: bool, width: u16) -> Line<'st
             .gatekeeper
             .as_ref()
             .map_or(0, |g| g.checked_bindings.len()),
+        Pane::Timeline => state
+            .timeline
+            .timeline(state.shown.generation, state.view())
+            .map_or(0, |t| t.rows.len()),
         _ => 0,
     };
     // The unverified bindings are counted apart from the claims' own.
@@ -157,6 +167,10 @@ pub fn render_table(state: &AppState, pane: Pane, area: Rect, tabbed: bool, buf:
     );
     let inner = block.inner(area);
     block.render(area, buf);
+    if pane == Pane::Timeline {
+        super::timeline::render(state, inner, buf);
+        return;
+    }
     if state.filter_editing && pane == Pane::Runs && inner.height > 0 {
         let line = Line::from(vec![
             Span::styled("filter: ", t.style(Role::KeyHint)),
