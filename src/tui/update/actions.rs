@@ -22,13 +22,15 @@ pub(super) fn start_demo(state: &mut AppState, entry: DemoEntry) -> Vec<Command>
 pub(super) fn start_demo_now(state: &mut AppState, entry: DemoEntry) -> Vec<Command> {
     state.popup = None;
     if let Some(e) = &entry.error {
-        state.notice = Some(format!("cannot run {}: {e}", entry.name));
+        state.notify(format!("cannot run {}: {e}", entry.name));
         return vec![];
     }
     let path = entry.path.clone();
     let generation = state.begin(Mode::Demo, true, true);
     state.demo = Some(entry);
-    state.focus = Pane::Graph;
+    // A demo is watched node by node: the transitions tell it.
+    state.focus = Pane::Transitions;
+    state.table_pane = Pane::Transitions;
     vec![Command::StartDemo { generation, path }]
 }
 
@@ -76,7 +78,11 @@ pub(super) fn run_pending(state: &mut AppState, pending: Pending) -> Vec<Command
 pub(super) fn ask(state: &mut AppState, question: String, stepping: bool) -> Vec<Command> {
     let generation = state.begin(Mode::Live, true, stepping);
     state.demo = None;
-    state.focus = Pane::Graph;
+    // What is typed next is a follow-up question, never a command; a
+    // stepped run takes the keys that step it, so its panes get them.
+    if stepping {
+        state.focus = Pane::Graph;
+    }
     vec![Command::StartRun {
         generation,
         question,
@@ -92,7 +98,7 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
         && let Some(fin) = &v.finished
     {
         let text = fin.answer.clone();
-        state.notice = Some(format!(
+        state.notify(format!(
             "copied the answer ({} characters)",
             text.chars().count()
         ));
@@ -104,11 +110,11 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
     };
     match run {
         Some(run_id) => {
-            state.notice = Some(format!("copying run {run_id} as Markdown…"));
+            state.notify(format!("copying run {run_id} as Markdown…"));
             vec![Command::CopyExport { run_id }]
         }
         None => {
-            state.notice = Some("nothing to copy yet".into());
+            state.notify("nothing to copy yet");
             vec![]
         }
     }
@@ -118,8 +124,7 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
 /// two.
 pub(super) fn compare(state: &mut AppState) -> Vec<Command> {
     if state.focus != Pane::Runs {
-        state.notice =
-            Some("compare: pick two runs in the runs list (tab to it, m on each)".into());
+        state.notify("compare: pick two runs in the runs list (tab to it, m on each)");
         return vec![];
     }
     let Some(run_id) = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id) else {
@@ -127,16 +132,16 @@ pub(super) fn compare(state: &mut AppState) -> Vec<Command> {
     };
     match state.compare_mark.take() {
         Some(a) if a != run_id => {
-            state.notice = Some(format!("comparing runs {a} and {run_id}…"));
+            state.notify(format!("comparing runs {a} and {run_id}…"));
             vec![Command::LoadCompare { a, b: run_id }]
         }
         Some(_) => {
-            state.notice = Some(format!("run {run_id} unmarked"));
+            state.notify(format!("run {run_id} unmarked"));
             vec![]
         }
         None => {
             state.compare_mark = Some(run_id);
-            state.notice = Some(format!(
+            state.notify(format!(
                 "run {run_id} marked: m on another run compares them"
             ));
             vec![]
@@ -336,7 +341,11 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
             vec![]
         }
         Pane::Graph => {
-            let k = inspect::attempt_count(shown_events(state)).checked_sub(1);
+            // In step mode the newest node has not started yet: the one
+            // that just ran is the one before it.
+            let count = inspect::attempt_count(shown_events(state));
+            let waiting = usize::from(state.shown.waiting_since.is_some() && count > 1);
+            let k = count.checked_sub(1 + waiting);
             match k {
                 Some(k) => open_subject(state, Subject::Node(k)),
                 None => vec![],
@@ -381,7 +390,13 @@ pub(super) fn subject_lines(
         .run_id
         .map_or_else(String::new, |id| format!("run {id} · "));
     match subject {
-        Subject::Node(k) => inspect::node(shown_events(state), k, &stored, t)
+        Subject::Node(k) => inspect::node(
+            shown_events(state),
+            k,
+            &stored,
+            state.shown.waiting_since.is_some(),
+            t,
+        )
             .map(|(title, lines)| (format!("{run}{title}"), lines)),
         Subject::Verdict => Some((
             format!("{run}verdict"),

@@ -176,11 +176,12 @@ pub(super) fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Comma
         (_, Action::Close) | (Popup::Help { .. }, Action::Help) => state.popup = None,
         (Popup::Detail { lines, title, .. }, Action::Copy) => {
             let text = lines_text(lines);
-            state.notice = Some(format!(
+            let notice = format!(
                 "copied {} ({} lines)",
                 crate::text::sanitize_line(title),
                 lines.len()
-            ));
+            );
+            state.notify(notice);
             return vec![Command::Copy(text)];
         }
         (Popup::Detail { scroll, lines, .. }, a) => {
@@ -245,9 +246,9 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
         Action::Quit => return quit(state),
         Action::Cancel => {
             if state.run_live() {
-                state.notice = Some(match state.view().run_id {
+                state.notify(match state.view().run_id {
                     Some(id) => format!("cancelling run {id}…"),
-                    None => "cancelling the run…".into(),
+                    None => "cancelling the run…".to_string(),
                 });
                 return vec![Command::Cancel];
             }
@@ -274,9 +275,15 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
             state.open_demo_picker();
             return vec![Command::ListScenarios];
         }
-        Action::StepNext => return vec![Command::Step(StepCommand::Next)],
+        Action::StepNext => {
+            state.shown.waiting_since = None;
+            state.shown.synced_at = Some(state.clock_ms);
+            return vec![Command::Step(StepCommand::Next)];
+        }
         Action::StepContinue => {
             state.shown.stepping = false;
+            state.shown.waiting_since = None;
+            state.shown.synced_at = Some(state.clock_ms);
             return vec![Command::Step(StepCommand::Continue)];
         }
         Action::ReplayNext => {

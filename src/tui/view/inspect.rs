@@ -130,11 +130,14 @@ fn stored_note(out: &mut Out, stored: &Stored) {
     }
 }
 
-/// The k-th node attempt: (popup title, lines).
+/// The k-th node attempt: (popup title, lines). `at_gate`: the run's
+/// newest node has been entered and waits at the step gate for the person
+/// to advance, so it has not started yet.
 pub fn node(
     events: &[EngineEvent],
     k: usize,
     stored: &Stored,
+    at_gate: bool,
     t: &Theme,
 ) -> Option<(String, Vec<Line<'static>>)> {
     let (from, to) = *attempts(events).get(k)?;
@@ -185,6 +188,11 @@ pub fn node(
                 out.kv("detail", detail.clone(), Role::Error);
             }
         }
+        _ if at_gate && to >= events.len() => out.kv(
+            "outcome",
+            "waiting at the step gate (not started)",
+            Role::NodeCurrent,
+        ),
         _ => out.kv("outcome", "still running", Role::NodeCurrent),
     }
 

@@ -4,7 +4,7 @@
 //! an explicit "capped" label, so it reads as capped without colour too.
 //! An answer that came from a fallback is marked "degraded" the same way.
 
-use super::{pane_block, verdict_span};
+use super::{chrome, pane_block, verdict_span};
 use crate::text::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{AppState, Mode, Pane, RunView};
 use crate::tui::theme::{Role, Theme};
@@ -322,6 +322,16 @@ impl AnswerPane<'_> {
                 // A replay shows exactly what the live run showed here;
                 // a live run shows its spinner and the node's own clock.
                 match s.node_elapsed() {
+                    Some((node, _)) if s.gate_wait_ms().is_some() => {
+                        let wait = s.gate_wait_ms().unwrap_or_default();
+                        lines.push(Line::from(vec![
+                            Span::styled("▶ ", t.style(Role::NodeCurrent)),
+                            Span::styled(
+                                format!("next: {node} · {}", chrome::waiting_label(s, wait)),
+                                t.style(Role::Text),
+                            ),
+                        ]));
+                    }
                     Some((node, ms)) => {
                         lines.push(Line::from(vec![
                             Span::styled("▶ ", t.style(Role::NodeCurrent)),

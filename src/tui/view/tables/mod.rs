@@ -416,6 +416,9 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
             .chain(live_node),
     );
     let took: Vec<String> = list.iter().map(|r| fmt_ms(r.duration_ms)).collect();
+    // The running node's clock is as wide as its unit needs ("880ms"),
+    // never cut to "880m".
+    let live_took = state.node_elapsed().map(|(_, ms)| fmt_ms(ms));
     let widths = columns::fit(
         width,
         SPACING,
@@ -434,7 +437,12 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                 columns::widest(list.iter().map(|r| r.outcome.as_str())),
                 9,
             ),
-            Col::fit("took", columns::widest(took.iter().map(String::as_str)), 20).droppable(1),
+            Col::fit(
+                "took",
+                columns::widest(took.iter().chain(&live_took).map(String::as_str)).max(5),
+                20,
+            )
+            .droppable(1),
             Col::fill(6, 1),
         ],
     );
@@ -474,7 +482,11 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                     Cell::from("▶"),
                     Cell::from(id_cell(node.as_str(), widths[1])),
                     Cell::from("…"),
-                    Cell::from("running"),
+                    Cell::from(if state.gate_wait_ms().is_some() {
+                        "waiting"
+                    } else {
+                        "running"
+                    }),
                     Cell::from(state.view().visited(node).to_string()),
                     Cell::from(""),
                     Cell::from(fmt_ms(ms)),
