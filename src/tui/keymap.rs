@@ -35,7 +35,8 @@ impl Context {
     /// yes/no question and the text inputs take their own keys only; the
     /// other contexts stack on `Global`.
     pub fn active_with(self, other: Context) -> bool {
-        let alone = |c: Context| matches!(c, Context::Confirm | Context::Typing | Context::Filtering);
+        let alone =
+            |c: Context| matches!(c, Context::Confirm | Context::Typing | Context::Filtering);
         self == other || !alone(self) && !alone(other)
     }
 

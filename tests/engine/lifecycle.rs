@@ -351,7 +351,10 @@ async fn time_waiting_at_the_step_gate_is_not_work() {
     assert!(last < 1_000, "the run clock counted the waits: {last} ms");
     let data = recorder.snapshot();
     let total = data.runs[0].2.as_ref().map_or(u64::MAX, |f| f.duration_ms);
-    assert!(total < 1_000, "the run's total counted the waits: {total} ms");
+    assert!(
+        total < 1_000,
+        "the run's total counted the waits: {total} ms"
+    );
 }
 
 #[tokio::test]

@@ -350,6 +350,15 @@ fn a_bad_key_override_says_why_once_and_exits_2() {
     );
 }
 
+#[test]
+fn a_key_override_that_clashes_is_refused_naming_both_actions() {
+    // The README's own example once was `quit = "x, ctrl-q"`: x cancels
+    // a live run.
+    let sb = Sandbox::with_config("[keys]\nquit = \"x, ctrl-q\"\n");
+    let out = sb.cmd().output().unwrap();
+    assert_exits_in_one_line(&out, 2, "key x would both quit and cancel");
+}
+
 /// Exit codes of `ask`: 0 an answer that is not degraded, 3 a degraded
 /// one, 2 bad input; the runs list calls a degraded run DEGRADED.
 #[test]

@@ -660,7 +660,9 @@ fn a_streaming_model_s_answer_grows_on_screen_while_its_node_runs() {
     // quits.
     s.keys(&["q"]);
     s.wait_for("q typed in the input", None, |s| s.contains("┃q "));
-    s.keys(&["Escape", "q"]);
+    s.keys(&["Escape"]);
+    s.wait_for("the graph focused", None, |s| s.contains("q quit"));
+    s.keys(&["q"]);
     let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
     assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");
 }

@@ -397,7 +397,7 @@ pub(super) fn subject_lines(
             state.shown.waiting_since.is_some(),
             t,
         )
-            .map(|(title, lines)| (format!("{run}{title}"), lines)),
+        .map(|(title, lines)| (format!("{run}{title}"), lines)),
         Subject::Verdict => Some((
             format!("{run}verdict"),
             inspect::verdict(v, shown_events(state), &stored, t),

@@ -58,7 +58,9 @@ pub enum Msg {
     /// The screen clock: wall-clock milliseconds since the workbench
     /// started. The loop sends it before every other message and while a
     /// run goes on, so times and notices are measured against it.
-    Tick { now_ms: u64 },
+    Tick {
+        now_ms: u64,
+    },
     RunsLoaded(Result<Vec<RunSummary>, String>),
     /// The newest runs, polled: merged into the list (other processes'
     /// runs appear, running ones change status).

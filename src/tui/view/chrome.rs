@@ -123,7 +123,10 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut used = display_width(&left);
     spans.push(Span::styled(left, bar));
     if let Some(n) = state.notice_text() {
-        let n = truncate_width(&format!("│ {} ", sanitize_line(n)), room.saturating_sub(used));
+        let n = truncate_width(
+            &format!("│ {} ", sanitize_line(n)),
+            room.saturating_sub(used),
+        );
         used += display_width(&n);
         spans.push(Span::styled(n, t.style(Role::Error)));
     }
