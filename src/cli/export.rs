@@ -56,7 +56,15 @@ async fn render(store: &Store, run_id: i64, format: ExportFormat) -> Result<Stri
 }
 
 /// `diagraph compare RUN_A RUN_B [--json]`.
-pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<ExitCode, CliError> {
+/// `compare`; with `fail_on_diff`, runs that differ in route, verdicts,
+/// claims or bindings end it with exit 1 (after printing the comparison).
+pub async fn compare(
+    config: &Config,
+    a: i64,
+    b: i64,
+    json: bool,
+    fail_on_diff: bool,
+) -> Result<ExitCode, CliError> {
     let store = open_store(config).await?;
     let traces =
         async { Ok::<_, CliError>((store.run_trace(a).await?, store.run_trace(b).await?)) }.await;
@@ -71,6 +79,13 @@ pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<Exit
         crate::report::compare::to_text(&ta, &tb, COMPARE_COLUMN)
     };
     super::out::emit(&text)?;
+    let differs = crate::report::compare::differences(&ta, &tb);
+    if fail_on_diff && !differs.is_empty() {
+        return Err(CliError::other(format!(
+            "runs {a} and {b} differ in {}",
+            differs.join(", ")
+        )));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -157,6 +157,11 @@ pub enum Command {
         /// Print one JSON object
         #[arg(long)]
         json: bool,
+        /// Exit 1 when the route, verdicts, claims or bindings differ (a
+        /// regression check after `rerun`); invocations are matched by
+        /// tool, arguments and call order, not by id
+        #[arg(long)]
+        fail_on_diff: bool,
     },
     /// Serve diagnosis as Model Context Protocol tools over stdio
     /// (diagnose, get_run_trace, list_runs), for an MCP client to start
@@ -413,8 +418,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             format,
             output,
         }) => export::run(&config, parse_run_id(&run_id)?, format, output).await,
-        Some(Command::Compare { run_a, run_b, json }) => {
-            export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
+        Some(Command::Compare {
+            run_a,
+            run_b,
+            json,
+            fail_on_diff,
+        }) => {
+            let (a, b) = (parse_run_id(&run_a)?, parse_run_id(&run_b)?);
+            export::compare(&config, a, b, json, fail_on_diff).await
         }
     }
 }
