@@ -392,7 +392,7 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
         &g(vb.groundedness_score),
     );
 
-    t.heading("route (node · reason code of the edge into it)");
+    t.heading("route");
     let step = |t: &RunTrace| -> Vec<String> {
         super::path(t)
             .iter()
@@ -415,7 +415,7 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
         t.row("claim", mark(&ca), mark(&cb));
     }
 
-    t.heading("bindings (matched by tool, arguments and call order, not invocation id)");
+    t.heading("bindings");
     let (ba, bb) = (bindings(a), bindings(b));
     let (ka, kb) = (binding_keys(a), binding_keys(b));
     for i in 0..ba.len().max(bb.len()) {
