@@ -4,7 +4,7 @@
 //! `crate::report`, which the TUI shares).
 
 use super::CliError;
-use super::setup::open_store;
+use super::setup::open_existing_store;
 use crate::config::Config;
 use crate::server::otlp;
 use crate::store::Store;
@@ -32,16 +32,34 @@ pub async fn run(
     format: ExportFormat,
     output: Option<PathBuf>,
 ) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let text = render(&store, run_id, format).await;
     store.close().await;
     let text = text?;
     match output {
-        Some(path) => std::fs::write(&path, text)
-            .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?,
+        Some(path) => {
+            std::fs::write(&path, &text)
+                .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+            // Stdout stays free for the data; the note goes to stderr.
+            eprintln!(
+                "diagraph: wrote run {run_id} as {} to {} ({} bytes)",
+                format_name(format),
+                crate::text::sanitize_line(&path.display().to_string()),
+                text.len()
+            );
+        }
         None => super::out::emit(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn format_name(format: ExportFormat) -> &'static str {
+    match format {
+        ExportFormat::Markdown => "Markdown",
+        ExportFormat::Mermaid => "Mermaid",
+        ExportFormat::Json => "the Run Trace JSON",
+        ExportFormat::OtlpJson => "OTLP/JSON",
+    }
 }
 
 async fn render(store: &Store, run_id: i64, format: ExportFormat) -> Result<String, CliError> {
@@ -65,7 +83,7 @@ pub async fn compare(
     json: bool,
     fail_on_diff: bool,
 ) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let traces =
         async { Ok::<_, CliError>((store.run_trace(a).await?, store.run_trace(b).await?)) }.await;
     store.close().await;

@@ -2,7 +2,7 @@
 
 use super::CliError;
 use super::out::{emit, line};
-use super::setup::open_store;
+use super::setup::open_existing_store;
 use crate::config::Config;
 use crate::engine::case::case_from_evaluation;
 use crate::text::{one_line, sanitize_line, sanitize_multiline, truncate_width};
@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::process::ExitCode;
 
 pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let runs = store.list_runs(limit).await?;
     let mut out = String::new();
     if json {
@@ -68,7 +68,7 @@ pub async fn runs(config: &Config, json: bool, limit: usize) -> Result<ExitCode,
 }
 
 pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let projection = store.run_trace(run_id).await?;
     let text = if json {
         projection.to_json_text()
@@ -80,7 +80,7 @@ pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode,
 }
 
 pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let text = match store
         .record_feedback(run_id, useful, case_from_evaluation)
         .await?

@@ -124,7 +124,11 @@ pub enum Command {
         json: bool,
     },
     /// Demo a scenario in step mode (pick one when none is given)
-    Demo { scenario: Option<PathBuf> },
+    Demo {
+        /// A shipped scenario's name or file stem (`01_pass`, `pass`), or
+        /// a scenario file's path; an unknown name lists the names
+        scenario: Option<PathBuf>,
+    },
     /// Record feedback on a run; `useful` files it in the case library
     Feedback {
         run_id: String,
@@ -442,15 +446,64 @@ fn parse_run_id(text: &str) -> Result<i64, CliError> {
         })
 }
 
+/// The workbench draws on a terminal: without one (a pipe, a CI job) it
+/// says so before anything is opened or created.
+fn require_terminal() -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(CliError::input(
+        "the workbench needs a terminal (stdin and stdout are not one); in scripts use `diagraph ask`, `runs`, `trace` or `export`",
+    ))
+}
+
+/// The theme and key overrides, checked before the terminal is: a
+/// configuration error is named as such wherever the command runs.
+fn check_workbench_config(config: &crate::config::Config) -> Result<(), CliError> {
+    crate::tui::theme::Theme::load(&config.theme)
+        .map_err(|e| CliError::input(format!("loading the theme: {}", chain(&e))))?;
+    crate::tui::keymap::Keymap::with_overrides(&config.keys)
+        .map_err(|e| CliError::input(format!("reading key overrides: {}", chain(&e))))?;
+    Ok(())
+}
+
+/// `demo NAME`: a name that matches no scenario fails with the names
+/// there are, before the screen is taken.
+fn require_demo(given: &std::path::Path) -> Result<(), CliError> {
+    let dir = shipped_scenarios_dir()?;
+    if crate::tui::runtime::demo::resolve(&dir, given).is_file() {
+        return Ok(());
+    }
+    let names: Vec<String> = crate::tui::runtime::demo::list(&dir)
+        .into_iter()
+        .filter_map(|e| e.path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    Err(CliError::input(format!(
+        "no demo scenario {:?}: give a scenario file's path or one of {}",
+        given.display().to_string(),
+        names.join(", ")
+    )))
+}
+
 async fn tui_launch(
     config: &crate::config::Config,
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
-    let setup = Setup::build(config, setup::Output::Screen).await?;
-    if let crate::tui::Launch::Replay(run_id) = &launch {
-        // An unknown run is a one-line error, not an empty screen.
-        setup.store.load_events(*run_id).await?;
+    match &launch {
+        crate::tui::Launch::Replay(run_id) => {
+            // An unknown run is a one-line error, not an empty screen.
+            let store = setup::open_existing_store(config).await?;
+            let events = store.load_events(*run_id).await;
+            store.close().await;
+            events?;
+        }
+        crate::tui::Launch::Demo(Some(given)) => require_demo(given)?,
+        _ => {}
     }
+    check_workbench_config(config)?;
+    require_terminal()?;
+    let setup = Setup::build(config, setup::Output::Screen).await?;
     let ctx = setup.tui_context(config);
     let result = crate::tui::run(ctx, launch).await;
     setup.finish().await;
@@ -476,6 +529,8 @@ async fn remote_tui_launch(
     url: &str,
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
+    check_workbench_config(config)?;
+    require_terminal()?;
     let client = serve::client(url)?;
     // An unreachable server or a wrong token is a one-line error before
     // the screen is taken.
