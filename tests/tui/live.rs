@@ -288,3 +288,35 @@ fn a_demo_opens_on_the_transitions_tab() {
     assert_eq!(state.focus, Pane::Transitions);
     assert_eq!(state.table_pane, Pane::Transitions);
 }
+
+/// A detail whose lines wrap (words move to the next row) scrolls to its
+/// last line with G, End and PgDn alike.
+#[test]
+fn a_detail_popup_scrolls_to_its_last_line_when_lines_wrap() {
+    use diagraph::tui::state::Popup;
+    use ratatui::text::Line;
+    let words = "lorem ipsum dolorsit ametconsectetur adipiscingelit seddo eiusmodtempor ";
+    for (w, h) in [(80, 24), (120, 40), (200, 50)] {
+        for end in [ch('G'), key(KeyCode::End), key(KeyCode::PageDown)] {
+            let mut state = idle_state();
+            update(&mut state, Msg::Resize(w, h));
+            state.focus = Pane::Graph;
+            let mut lines: Vec<Line<'static>> = (0..60)
+                .map(|i| Line::from(format!("{i}: {}", words.repeat(1 + i % 7))))
+                .collect();
+            lines.push(Line::from("THE-LAST-LINE"));
+            state.popup = Some(Popup::Detail {
+                title: "wrapped".into(),
+                lines,
+                scroll: 0,
+                subject: None,
+            });
+            // PgDn moves a page: press it as often as a reader would.
+            for _ in 0..200 {
+                update(&mut state, end.clone());
+            }
+            let text = buffer_text(render(&state, w, h).backend().buffer());
+            assert!(text.contains("THE-LAST-LINE"), "{w}x{h} {end:?}:\n{text}");
+        }
+    }
+}

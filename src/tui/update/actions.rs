@@ -213,12 +213,15 @@ pub(super) fn cycle_focus(state: &mut AppState, forward: bool) {
     }
 }
 
-/// A scroll (of a popup or a text pane) after a movement key, never
-/// past its end.
-pub(super) fn scrolled(scroll: u16, action: Action, max: u16) -> u16 {
+/// A scroll (of a popup or a text pane showing `page` rows) after a
+/// movement key, never past its end.
+pub(super) fn scrolled(scroll: u16, action: Action, max: u16, page: u16) -> u16 {
+    let page = page.saturating_sub(1).max(1);
     match action {
         Action::Down => scroll.saturating_add(1).min(max),
         Action::Up => scroll.min(max).saturating_sub(1),
+        Action::PageDown => scroll.saturating_add(page).min(max),
+        Action::PageUp => scroll.min(max).saturating_sub(page),
         Action::Top => 0,
         Action::Bottom => max,
         _ => scroll,
@@ -229,9 +232,10 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
     // A text pane scrolls no further than its end, so the way back up
     // starts at once.
     let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
-    let text_max = screen_areas(state, screen)
-        .and_then(|a| a.rect_of(state.focus))
-        .map_or(0, |r| max_scroll(state, state.focus, r));
+    let rect = screen_areas(state, screen).and_then(|a| a.rect_of(state.focus));
+    let text_max = rect.map_or(0, |r| max_scroll(state, state.focus, r));
+    // Rows inside the pane's borders (a table also has its header).
+    let page = rect.map_or(1, |r| r.height.saturating_sub(3));
     let pane = state.focus;
     match pane {
         Pane::Answer | Pane::Graph | Pane::Verdict => {
@@ -240,7 +244,7 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
                 Pane::Verdict => &mut state.sel.verdict_scroll,
                 _ => &mut state.sel.graph_scroll,
             };
-            *scroll = scrolled(*scroll, action, text_max);
+            *scroll = scrolled(*scroll, action, text_max, page + 1);
         }
         Pane::Input => {}
         _ => {
@@ -249,6 +253,8 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
             let moved = match action {
                 Action::Down => (sel + 1).min(last),
                 Action::Up => sel.saturating_sub(1),
+                Action::PageDown => (sel + usize::from(page.max(1))).min(last),
+                Action::PageUp => sel.saturating_sub(usize::from(page.max(1))),
                 Action::Top => 0,
                 _ => last,
             };

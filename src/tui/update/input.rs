@@ -185,11 +185,13 @@ pub(super) fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Comma
             return vec![Command::Copy(text)];
         }
         (Popup::Detail { scroll, lines, .. }, a) => {
-            let max = chrome::max_scroll(lines, chrome::detail_rect(screen));
-            *scroll = scrolled(*scroll, a, max);
+            let rect = chrome::detail_rect(screen);
+            let max = chrome::max_scroll(lines, rect);
+            *scroll = scrolled(*scroll, a, max, rect.height.saturating_sub(2));
         }
         (Popup::Help { scroll }, a) => {
-            *scroll = scrolled(*scroll, a, help_max);
+            let page = chrome::help_rect(screen).height.saturating_sub(2);
+            *scroll = scrolled(*scroll, a, help_max, page);
         }
         (
             Popup::DemoPicker {
@@ -260,7 +262,12 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
         | Action::HistoryNext => {}
         Action::Help => state.popup = Some(Popup::Help { scroll: 0 }),
         Action::NextPane | Action::PrevPane => cycle_focus(state, action == Action::NextPane),
-        Action::Down | Action::Up | Action::Top | Action::Bottom => move_selection(state, action),
+        Action::Down
+        | Action::Up
+        | Action::Top
+        | Action::Bottom
+        | Action::PageDown
+        | Action::PageUp => move_selection(state, action),
         Action::Open => return open(state),
         Action::Close => {}
         Action::Filter => {

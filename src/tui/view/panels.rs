@@ -235,14 +235,14 @@ impl Widget for VerdictPane<'_> {
     }
 }
 
-/// Rows `lines` take wrapped at `width` (an estimate by width, which is
-/// what the scroll clamp needs).
+/// Rows `lines` take word-wrapped at `width`, counted by the wrapping the
+/// paragraph draws with: a scroll clamped by it reaches the last line
+/// (a count by width alone falls short where words move to the next row).
 pub fn wrapped_height(lines: &[Line], width: u16) -> u16 {
-    let width = width.max(1);
-    lines
-        .iter()
-        .map(|l| (l.width() as u16).div_ceil(width).max(1))
-        .fold(0u16, u16::saturating_add)
+    let rows = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(width.max(1));
+    u16::try_from(rows).unwrap_or(u16::MAX)
 }
 
 pub struct AnswerPane<'a> {
