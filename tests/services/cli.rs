@@ -656,3 +656,14 @@ fn export_to_a_file_says_what_it_wrote() {
         "{err}"
     );
 }
+
+#[test]
+fn ask_reads_degraded_for_a_fallback_answer() {
+    let sb = Sandbox::new();
+    let out = sb.ask_scenario("08_executor_model_failed.toml", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.contains("· DEGRADED ·"), "{first}");
+    assert!(!first.contains("SUCCESS"), "{first}");
+}

@@ -320,3 +320,36 @@ fn a_detail_popup_scrolls_to_its_last_line_when_lines_wrap() {
         }
     }
 }
+
+/// A PASS with no verified finding under it (an unknown service, no
+/// evidence) is never a bare green PASS; a verdict pane too short for
+/// its lines says there are more.
+#[test]
+fn a_pass_without_findings_says_so_and_the_verdict_pane_never_drops_lines_unseen() {
+    use diagraph::vocab::contracts::Verdict;
+    let mut b = RunBuilder::new(4, "why is zebra-service slow?");
+    b.node(
+        NodeId::Planner,
+        Outcome::Completed,
+        "completed",
+        NodeId::Executor,
+    );
+    b.gatekeeper("pass", "none", vec![]);
+    b.verdict(Some(Verdict::Pass), Some(Verdict::Pass), None);
+    let events = b.done("No service named zebra-service.", Some(Verdict::Pass));
+    let state = live_state(&events);
+    for (w, h) in [(80, 24), (120, 40), (200, 50)] {
+        let text = buffer_text(render(&state, w, h).backend().buffer());
+        assert!(text.contains("PASS · no findings"), "{w}x{h}:\n{text}");
+    }
+    let with_finding = live_state(&pass_run(1));
+    let text = buffer_text(render(&with_finding, 120, 40).backend().buffer());
+    assert!(!text.contains("no findings"), "{text}");
+    // At 80x24 the verdict pane is short: its title says more lines
+    // follow, or the usage line is in sight.
+    let text = buffer_text(render(&with_finding, 80, 24).backend().buffer());
+    assert!(
+        text.contains("Verdict · ↓ more") || text.contains("usage"),
+        "{text}"
+    );
+}

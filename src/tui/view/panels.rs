@@ -41,6 +41,17 @@ impl VerdictPane<'_> {
         } else {
             effective.push(verdict_span(v.effective_verdict, t));
         }
+        if self.view.finished.is_some()
+            && crate::report::pass_without_findings(
+                v.effective_verdict,
+                self.view.gatekeeper.as_deref(),
+            )
+        {
+            effective.push(Span::styled(
+                format!(" · {}", crate::report::NO_FINDINGS),
+                t.style(Role::VerdictLow),
+            ));
+        }
         let mut lines = vec![
             Line::from(vec![label("model"), verdict_span(v.model_verdict, t)]),
             Line::from(vec![label("ceiling"), verdict_span(v.ceiling, t)]),
@@ -224,9 +235,15 @@ fn text_max_scroll(lines: &[Line], area: Rect) -> u16 {
 
 impl Widget for VerdictPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let block = pane_block(" Verdict ", self.focused, self.theme);
         let lines = self.lines();
         let max = text_max_scroll(&lines, area);
+        // Lines below the pane's end are announced, never dropped unseen.
+        let title = if self.scroll.min(max) < max {
+            " Verdict · ↓ more "
+        } else {
+            " Verdict "
+        };
+        let block = pane_block(title, self.focused, self.theme);
         Paragraph::new(lines)
             .block(block)
             .wrap(Wrap { trim: false })
