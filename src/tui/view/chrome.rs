@@ -422,5 +422,9 @@ pub fn demo_picker(
     }
     let first = picker_top(entries.len(), selected, top, area);
     let scroll = u16::try_from(first * PICKER_ENTRY_LINES).unwrap_or(u16::MAX);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| super::fit_line(l, inner.width))
+        .collect();
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
 }
