@@ -127,18 +127,28 @@ pub(super) fn human(outcome: &RunOutcome) -> String {
         (Some(m), Some(c)) if m > c => format!(" (model {m}, capped by ceiling {c})"),
         _ => String::new(),
     };
+    let gatekeeper = outcome.events.iter().rev().find_map(|e| match &e.kind {
+        crate::vocab::events::EventKind::GatekeeperChecked { result } => Some(result.as_ref()),
+        _ => None,
+    });
+    let findings =
+        if crate::report::pass_without_findings(outcome.end.effective_verdict, gatekeeper) {
+            format!(" · {}", crate::report::NO_FINDINGS)
+        } else {
+            String::new()
+        };
+    // A fallback answer is a success of the run, not of the diagnosis:
+    // it reads DEGRADED, as in `runs` and the workbench.
+    let status = match (outcome.end.status, outcome.end.degraded) {
+        (crate::vocab::run::RunStatus::Success, true) => "DEGRADED",
+        (s, _) => s.as_str(),
+    };
     line(
         &mut out,
         format!(
-            "run {} · session {} · {} · verdict {verdict}{capped}{}",
+            "run {} · session {} · {status} · verdict {verdict}{findings}{capped}",
             outcome.run_id,
             sanitize_line(&outcome.session_id),
-            outcome.end.status.as_str(),
-            if outcome.end.degraded {
-                " · degraded"
-            } else {
-                ""
-            }
         ),
     );
     let route: Vec<&str> = outcome

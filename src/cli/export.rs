@@ -4,7 +4,7 @@
 //! `crate::report`, which the TUI shares).
 
 use super::CliError;
-use super::setup::open_store;
+use super::setup::open_existing_store;
 use crate::config::Config;
 use crate::server::otlp;
 use crate::store::Store;
@@ -32,16 +32,34 @@ pub async fn run(
     format: ExportFormat,
     output: Option<PathBuf>,
 ) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let text = render(&store, run_id, format).await;
     store.close().await;
     let text = text?;
     match output {
-        Some(path) => std::fs::write(&path, text)
-            .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?,
+        Some(path) => {
+            std::fs::write(&path, &text)
+                .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+            // Stdout stays free for the data; the note goes to stderr.
+            eprintln!(
+                "diagraph: wrote run {run_id} as {} to {} ({} bytes)",
+                format_name(format),
+                crate::text::sanitize_line(&path.display().to_string()),
+                text.len()
+            );
+        }
         None => super::out::emit(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn format_name(format: ExportFormat) -> &'static str {
+    match format {
+        ExportFormat::Markdown => "Markdown",
+        ExportFormat::Mermaid => "Mermaid",
+        ExportFormat::Json => "the Run Trace JSON",
+        ExportFormat::OtlpJson => "OTLP/JSON",
+    }
 }
 
 async fn render(store: &Store, run_id: i64, format: ExportFormat) -> Result<String, CliError> {
@@ -56,8 +74,16 @@ async fn render(store: &Store, run_id: i64, format: ExportFormat) -> Result<Stri
 }
 
 /// `diagraph compare RUN_A RUN_B [--json]`.
-pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+/// `compare`; with `fail_on_diff`, runs that differ in route, verdicts,
+/// claims or bindings end it with exit 1 (after printing the comparison).
+pub async fn compare(
+    config: &Config,
+    a: i64,
+    b: i64,
+    json: bool,
+    fail_on_diff: bool,
+) -> Result<ExitCode, CliError> {
+    let store = open_existing_store(config).await?;
     let traces =
         async { Ok::<_, CliError>((store.run_trace(a).await?, store.run_trace(b).await?)) }.await;
     store.close().await;
@@ -71,6 +97,13 @@ pub async fn compare(config: &Config, a: i64, b: i64, json: bool) -> Result<Exit
         crate::report::compare::to_text(&ta, &tb, COMPARE_COLUMN)
     };
     super::out::emit(&text)?;
+    let differs = crate::report::compare::differences(&ta, &tb);
+    if fail_on_diff && !differs.is_empty() {
+        return Err(CliError::other(format!(
+            "runs {a} and {b} differ in {}",
+            differs.join(", ")
+        )));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -83,7 +116,7 @@ pub async fn timeline(
     width: usize,
 ) -> Result<ExitCode, CliError> {
     use crate::report::timeline::{Timeline, TimelineInput, text};
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let trace = store.run_trace(run_id).await;
     store.close().await;
     let trace = trace?;

@@ -2,7 +2,7 @@
 
 use super::CliError;
 use super::out::{emit, line};
-use super::setup::open_store;
+use super::setup::open_existing_store;
 use crate::config::Config;
 use crate::engine::case::case_from_evaluation;
 use crate::text::{one_line, sanitize_line, sanitize_multiline, truncate_width};
@@ -19,7 +19,7 @@ pub async fn runs(
     limit: usize,
     before: Option<i64>,
 ) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let runs = store
         .query_runs(&crate::store::RunQuery {
             limit,
@@ -85,7 +85,7 @@ pub async fn runs(
 /// `diagraph prune --older-than AGE`: deletes finished runs created more
 /// than `age_ms` ago, except those with feedback.
 pub async fn prune(config: &Config, age_ms: i64) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let cutoff = chrono::Utc::now().timestamp_millis().saturating_sub(age_ms);
     let deleted = store.prune_runs(cutoff).await?;
     emit(&format!(
@@ -102,7 +102,7 @@ pub async fn prune(config: &Config, age_ms: i64) -> Result<ExitCode, CliError> {
 }
 
 pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let projection = store.run_trace(run_id).await?;
     let text = if json {
         projection.to_json_text()
@@ -114,7 +114,7 @@ pub async fn trace(config: &Config, run_id: i64, json: bool) -> Result<ExitCode,
 }
 
 pub async fn feedback(config: &Config, run_id: i64, useful: bool) -> Result<ExitCode, CliError> {
-    let store = open_store(config).await?;
+    let store = open_existing_store(config).await?;
     let text = match store
         .record_feedback(run_id, useful, case_from_evaluation)
         .await?

@@ -135,7 +135,11 @@ pub enum Command {
         json: bool,
     },
     /// Demo a scenario in step mode (pick one when none is given)
-    Demo { scenario: Option<PathBuf> },
+    Demo {
+        /// A shipped scenario's name or file stem (`01_pass`, `pass`), or
+        /// a scenario file's path; an unknown name lists the names
+        scenario: Option<PathBuf>,
+    },
     /// Record feedback on a run; `useful` files it in the case library
     Feedback {
         run_id: String,
@@ -173,6 +177,11 @@ pub enum Command {
         /// Print one JSON object
         #[arg(long)]
         json: bool,
+        /// Exit 1 when the route, verdicts, claims or bindings differ (a
+        /// regression check after `rerun`); invocations are matched by
+        /// tool, arguments and call order, not by id
+        #[arg(long)]
+        fail_on_diff: bool,
     },
     /// Serve diagnosis as Model Context Protocol tools over stdio
     /// (diagnose, get_run_trace, list_runs), for an MCP client to start
@@ -460,8 +469,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             json,
             width,
         }) => export::timeline(&config, parse_run_id(&run_id)?, ascii, json, width).await,
-        Some(Command::Compare { run_a, run_b, json }) => {
-            export::compare(&config, parse_run_id(&run_a)?, parse_run_id(&run_b)?, json).await
+        Some(Command::Compare {
+            run_a,
+            run_b,
+            json,
+            fail_on_diff,
+        }) => {
+            let (a, b) = (parse_run_id(&run_a)?, parse_run_id(&run_b)?);
+            export::compare(&config, a, b, json, fail_on_diff).await
         }
     }
 }
@@ -498,15 +513,64 @@ fn parse_run_id(text: &str) -> Result<i64, CliError> {
         })
 }
 
+/// The workbench draws on a terminal: without one (a pipe, a CI job) it
+/// says so before anything is opened or created.
+fn require_terminal() -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(CliError::input(
+        "the workbench needs a terminal (stdin and stdout are not one); in scripts use `diagraph ask`, `runs`, `trace` or `export`",
+    ))
+}
+
+/// The theme and key overrides, checked before the terminal is: a
+/// configuration error is named as such wherever the command runs.
+fn check_workbench_config(config: &crate::config::Config) -> Result<(), CliError> {
+    crate::tui::theme::Theme::load(&config.theme)
+        .map_err(|e| CliError::input(format!("loading the theme: {}", chain(&e))))?;
+    crate::tui::keymap::Keymap::with_overrides(&config.keys)
+        .map_err(|e| CliError::input(format!("reading key overrides: {}", chain(&e))))?;
+    Ok(())
+}
+
+/// `demo NAME`: a name that matches no scenario fails with the names
+/// there are, before the screen is taken.
+fn require_demo(given: &std::path::Path) -> Result<(), CliError> {
+    let dir = shipped_scenarios_dir()?;
+    if crate::tui::runtime::demo::resolve(&dir, given).is_file() {
+        return Ok(());
+    }
+    let names: Vec<String> = crate::tui::runtime::demo::list(&dir)
+        .into_iter()
+        .filter_map(|e| e.path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    Err(CliError::input(format!(
+        "no demo scenario {:?}: give a scenario file's path or one of {}",
+        given.display().to_string(),
+        names.join(", ")
+    )))
+}
+
 async fn tui_launch(
     config: &crate::config::Config,
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
-    let setup = Setup::build(config, setup::Output::Screen).await?;
-    if let crate::tui::Launch::Replay(run_id) = &launch {
-        // An unknown run is a one-line error, not an empty screen.
-        setup.store.load_events(*run_id).await?;
+    match &launch {
+        crate::tui::Launch::Replay(run_id) => {
+            // An unknown run is a one-line error, not an empty screen.
+            let store = setup::open_existing_store(config).await?;
+            let events = store.load_events(*run_id).await;
+            store.close().await;
+            events?;
+        }
+        crate::tui::Launch::Demo(Some(given)) => require_demo(given)?,
+        _ => {}
     }
+    check_workbench_config(config)?;
+    require_terminal()?;
+    let setup = Setup::build(config, setup::Output::Screen).await?;
     let ctx = setup.tui_context(config);
     let result = crate::tui::run(ctx, launch).await;
     setup.finish().await;
@@ -532,6 +596,8 @@ async fn remote_tui_launch(
     url: &str,
     launch: crate::tui::Launch,
 ) -> Result<ExitCode, CliError> {
+    check_workbench_config(config)?;
+    require_terminal()?;
     let client = serve::client(url)?;
     // An unreachable server or a wrong token is a one-line error before
     // the screen is taken.

@@ -344,6 +344,25 @@ fn start_exporter(
     Ok(OtlpExporter::start(endpoint, headers, store, warn)?)
 }
 
+/// The store for a command that only reads: a SQLite file that does not
+/// exist is an error naming it, and nothing is created.
+pub async fn open_existing_store(config: &Config) -> Result<Store, CliError> {
+    require_existing_database(config)?;
+    open_store(config).await
+}
+
+/// A read-only command on a SQLite path that does not exist says so
+/// instead of creating an empty database there.
+fn require_existing_database(config: &Config) -> Result<(), CliError> {
+    match crate::store::sqlite_path(config.database_url.as_deref())? {
+        Some(path) if !path.exists() => Err(CliError::input(format!(
+            "no database at {}: nothing has been stored there yet (ask a question first, or give --database-url)",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub async fn open_store(config: &Config) -> Result<Store, CliError> {
     Ok(match &config.database_url {
         Some(url) => Store::connect(url).await?,

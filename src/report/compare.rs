@@ -8,23 +8,143 @@
 //! nothing.
 //!
 //! Claims are matched by their text (claim ids are numbered per run), the
-//! id when a claim has no text.
+//! id when a claim has no text. Invocations are matched by what was
+//! called, not by their ids (numbered per database): the tool, its
+//! arguments and which call of that tool with those arguments it was, so a
+//! run and its exact `rerun` compare equal. Each side also shows its
+//! Gatekeeper status and the reason codes of its route, so a fallback run
+//! reads with its reason.
 
 use crate::text::{display_width, sanitize_line, truncate_middle, truncate_width};
 use crate::vocab::contracts::{BindingStatus, CheckedBinding};
 use crate::vocab::run_trace::RunTrace;
 use serde_json::{Value, json};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An invocation as a rerun repeats it: the tool, its arguments (keys
+/// sorted) and which call of that tool with those arguments it was, in
+/// call order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Call {
+    tool: String,
+    arguments: String,
+    occurrence: usize,
+}
+
+impl Call {
+    fn json(&self) -> Value {
+        json!({
+            "tool": self.tool,
+            "arguments": serde_json::from_str::<Value>(&self.arguments).unwrap_or(Value::Null),
+            "occurrence": self.occurrence,
+        })
+    }
+}
+
+/// A JSON value with object keys sorted at every level, as text.
+fn canonical(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let sorted: BTreeMap<&String, Value> =
+                    map.iter().map(|(k, v)| (k, sort(v))).collect();
+                Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(v).to_string()
+}
+
+/// Each invocation id of a run -> the call it was.
+fn calls(t: &RunTrace) -> BTreeMap<i64, Call> {
+    let mut ordered: Vec<_> = t.tool_invocations.iter().collect();
+    ordered.sort_by_key(|i| (i.seq, i.id));
+    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+    ordered
+        .into_iter()
+        .map(|inv| {
+            let arguments = canonical(&inv.input_params);
+            let n = seen
+                .entry((inv.tool_name.clone(), arguments.clone()))
+                .or_default();
+            *n += 1;
+            let call = Call {
+                tool: inv.tool_name.clone(),
+                arguments,
+                occurrence: *n,
+            };
+            (inv.id, call)
+        })
+        .collect()
+}
+
+/// What a binding says, with its invocation as the call it was: equal
+/// for a run and its exact rerun.
+fn binding_key(b: &CheckedBinding, calls: &BTreeMap<i64, Call>) -> String {
+    let call = b
+        .source_invocation_id
+        .map(|id| {
+            calls
+                .get(&id)
+                .map_or_else(|| format!("unknown invocation {id}"), |c| format!("{c:?}"))
+        })
+        .unwrap_or_default();
+    format!(
+        "{}\u{1f}{}\u{1f}{call}\u{1f}{:?}\u{1f}{}",
+        claim_key(b),
+        b.tool_name,
+        b.raw_path,
+        status(b)
+    )
+}
+
+fn claim_key(b: &CheckedBinding) -> String {
+    let text = b.claim_text.trim();
+    sanitize_line(if text.is_empty() { &b.claim_id } else { text })
+}
+
+fn binding_keys(t: &RunTrace) -> Vec<String> {
+    let calls = calls(t);
+    bindings(t).iter().map(|b| binding_key(b, &calls)).collect()
+}
+
+/// The Gatekeeper's status, or why there is none.
+fn gatekeeper_status(t: &RunTrace) -> String {
+    t.run
+        .gatekeeper_result
+        .as_ref()
+        .map_or_else(|| "— (not reached)".into(), |g| sanitize_line(&g.status))
+}
+
+/// The reason codes of the run's route, in order.
+fn reason_codes(t: &RunTrace) -> Vec<&'static str> {
+    super::path(t).iter().map(|s| s.2.as_str()).collect()
+}
+
+/// What differs between two runs in what a regression check watches:
+/// `route`, `verdicts`, `claims`, `bindings` (empty when they agree).
+pub fn differences(a: &RunTrace, b: &RunTrace) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if super::path(a) != super::path(b) {
+        out.push("route");
+    }
+    if verdicts_json(a) != verdicts_json(b) {
+        out.push("verdicts");
+    }
+    if claims(a) != claims(b) {
+        out.push("claims");
+    }
+    if binding_keys(a) != binding_keys(b) {
+        out.push("bindings");
+    }
+    out
+}
 
 /// The claims of a run, by the key they are matched on.
 fn claims(t: &RunTrace) -> BTreeSet<String> {
-    bindings(t)
-        .iter()
-        .map(|b| {
-            let text = b.claim_text.trim();
-            sanitize_line(if text.is_empty() { &b.claim_id } else { text })
-        })
-        .collect()
+    bindings(t).iter().map(claim_key).collect()
 }
 
 fn bindings(t: &RunTrace) -> &[CheckedBinding] {
@@ -57,7 +177,7 @@ fn pass_fail(bs: &[CheckedBinding]) -> (usize, usize) {
 fn unverified_json(t: &RunTrace) -> Value {
     let bs = unverified(t);
     let (pass, fail) = pass_fail(bs);
-    json!({ "pass": pass, "fail": fail, "bindings": binding_list_json(bs) })
+    json!({ "pass": pass, "fail": fail, "bindings": binding_list_json(bs, &calls(t)) })
 }
 
 fn run_json(t: &RunTrace) -> Value {
@@ -69,6 +189,8 @@ fn run_json(t: &RunTrace) -> Value {
         "status": r.status.as_str(),
         "degraded": r.degraded,
         "model": r.model,
+        "gatekeeper_status": t.run.gatekeeper_result.as_ref().map(|g| g.status.clone()),
+        "reason_codes": reason_codes(t),
     })
 }
 
@@ -84,13 +206,17 @@ fn verdicts_json(t: &RunTrace) -> Value {
 }
 
 fn bindings_json(t: &RunTrace) -> Value {
-    binding_list_json(bindings(t))
+    binding_list_json(bindings(t), &calls(t))
 }
 
-fn binding_list_json(bs: &[CheckedBinding]) -> Value {
+fn binding_list_json(bs: &[CheckedBinding], calls: &BTreeMap<i64, Call>) -> Value {
     Value::Array(
         bs.iter()
             .map(|b| {
+                let call = b
+                    .source_invocation_id
+                    .and_then(|id| calls.get(&id))
+                    .map(Call::json);
                 json!({
                     "claim_id": b.claim_id,
                     "claim_text": b.claim_text,
@@ -99,6 +225,7 @@ fn binding_list_json(bs: &[CheckedBinding]) -> Value {
                     "raw_path": b.raw_path,
                     "status": if b.status == BindingStatus::Pass { "PASS" } else { "FAIL" },
                     "failed_rule": b.failed_rule,
+                    "call": call,
                 })
             })
             .collect(),
@@ -123,19 +250,25 @@ fn route_names(t: &RunTrace) -> Vec<&'static str> {
 pub fn to_json(a: &RunTrace, b: &RunTrace) -> Value {
     let (ca, cb) = (claims(a), claims(b));
     let (ra, rb) = (route_names(a), route_names(b));
+    let (va, vb) = (verdicts_json(a), verdicts_json(b));
     json!({
         "a": run_json(a),
         "b": run_json(b),
-        "route": { "a": ra, "b": rb, "same": ra == rb },
-        "verdicts": { "a": verdicts_json(a), "b": verdicts_json(b) },
+        "route": { "a": ra, "b": rb, "same": super::path(a) == super::path(b) },
+        "verdicts": { "same": va == vb, "a": va, "b": vb },
         "claims": {
             "only_a": ca.difference(&cb).collect::<Vec<_>>(),
             "only_b": cb.difference(&ca).collect::<Vec<_>>(),
             "both": ca.intersection(&cb).collect::<Vec<_>>(),
         },
-        "bindings": { "a": bindings_json(a), "b": bindings_json(b) },
+        "bindings": {
+            "a": bindings_json(a),
+            "b": bindings_json(b),
+            "same": binding_keys(a) == binding_keys(b),
+        },
         "unverified_bindings": { "a": unverified_json(a), "b": unverified_json(b) },
         "usage": { "a": usage_json(a), "b": usage_json(b) },
+        "differs": differences(a, b),
     })
 }
 
@@ -147,7 +280,13 @@ struct Table {
 
 impl Table {
     fn row(&mut self, label: &str, a: &str, b: &str) {
-        let mark = if a == b { ' ' } else { '≠' };
+        self.row_same(label, a, b, a == b);
+    }
+
+    /// A row whose sameness is decided by the caller (invocation ids
+    /// differ between a run and its rerun; the calls do not).
+    fn row_same(&mut self, label: &str, a: &str, b: &str, same: bool) {
+        let mark = if same { ' ' } else { '≠' };
         let cell = |s: &str| {
             let s = truncate_width(&sanitize_line(s), self.w);
             let pad = self.w.saturating_sub(display_width(&s));
@@ -227,6 +366,7 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
         &b.run.degraded.to_string(),
     );
     t.row("model", &a.run.model, &b.run.model);
+    t.row("gatekeeper", &gatekeeper_status(a), &gatekeeper_status(b));
 
     t.heading("verdicts");
     let (va, vb) = (
@@ -235,11 +375,16 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
     );
     t.row("model verdict", &v(va.model_verdict), &v(vb.model_verdict));
     t.row("ceiling", &v(va.ceiling), &v(vb.ceiling));
-    t.row(
-        "effective",
-        &v(va.effective_verdict.or(a.run.effective_verdict)),
-        &v(vb.effective_verdict.or(b.run.effective_verdict)),
-    );
+    // A run without a verdict (a fallback, a failure) says why.
+    let effective = |t: &RunTrace, s: crate::vocab::run::VerdictSnapshot| match (
+        s.effective_verdict.or(t.run.effective_verdict),
+        super::path(t).last(),
+    ) {
+        (Some(verdict), _) => verdict.as_str().to_string(),
+        (None, Some((_, _, reason))) => format!("— ({reason})"),
+        (None, None) => "—".to_string(),
+    };
+    t.row("effective", &effective(a, va), &effective(b, vb));
     let g = |s: Option<f64>| s.map_or("—".into(), |g| format!("{g:.2}"));
     t.row(
         "groundedness",
@@ -248,12 +393,18 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
     );
 
     t.heading("route");
-    let (pa, pb) = (route_names(a), route_names(b));
+    let step = |t: &RunTrace| -> Vec<String> {
+        super::path(t)
+            .iter()
+            .map(|(_, to, reason)| format!("{to} · {reason}"))
+            .collect()
+    };
+    let (pa, pb) = (step(a), step(b));
     for i in 0..pa.len().max(pb.len()) {
         t.row(
             &format!("step {}", i + 1),
-            pa.get(i).copied().unwrap_or(""),
-            pb.get(i).copied().unwrap_or(""),
+            pa.get(i).map_or("", String::as_str),
+            pb.get(i).map_or("", String::as_str),
         );
     }
 
@@ -266,11 +417,13 @@ pub fn to_text(a: &RunTrace, b: &RunTrace, col: usize) -> String {
 
     t.heading("bindings");
     let (ba, bb) = (bindings(a), bindings(b));
+    let (ka, kb) = (binding_keys(a), binding_keys(b));
     for i in 0..ba.len().max(bb.len()) {
-        t.row(
+        t.row_same(
             "binding",
             &ba.get(i).map(binding_line).unwrap_or_default(),
             &bb.get(i).map(binding_line).unwrap_or_default(),
+            ka.get(i) == kb.get(i),
         );
     }
 

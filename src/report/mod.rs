@@ -42,6 +42,19 @@ pub fn route(trace: &RunTrace) -> Vec<NodeId> {
     out
 }
 
+/// What a PASS resting on no verified finding (an unknown service, no
+/// evidence) adds to its label, so it never reads as a bare PASS.
+pub const NO_FINDINGS: &str = "no findings";
+
+/// Whether a verdict is a PASS with no verified finding under it.
+pub fn pass_without_findings(
+    verdict: Option<crate::vocab::contracts::Verdict>,
+    gatekeeper: Option<&crate::vocab::contracts::GatekeeperResult>,
+) -> bool {
+    verdict == Some(crate::vocab::contracts::Verdict::Pass)
+        && gatekeeper.is_none_or(|g| g.verified_binding_count() == 0)
+}
+
 /// The Mermaid flowchart of the routing table with this run's path
 /// marked.
 pub fn mermaid(trace: &RunTrace) -> String {

@@ -62,19 +62,19 @@ async fn open_sqlite(rest: &str) -> Result<Connected, StoreError> {
         // takes it (an existing one keeps its page size).
         .page_size(8192)
         .foreign_keys(true);
-    let path = rest.strip_prefix("//").unwrap_or(rest);
-    let in_memory = path == ":memory:" || path.is_empty();
-    let (options, display) = if in_memory {
-        (base.in_memory(true), "sqlite::memory:".to_string())
-    } else {
-        let path = PathBuf::from(path.split('?').next().unwrap_or(path));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                StoreError::Unreachable(format!("cannot create {}: {e}", dir.display()))
-            })?;
+    let file = sqlite_file(rest);
+    let in_memory = file.is_none();
+    let (options, display) = match file {
+        None => (base.in_memory(true), "sqlite::memory:".to_string()),
+        Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    StoreError::Unreachable(format!("cannot create {}: {e}", dir.display()))
+                })?;
+            }
+            let display = format!("sqlite:{}", path.display());
+            (base.filename(&path).create_if_missing(true), display)
         }
-        let display = format!("sqlite:{}", path.display());
-        (base.filename(&path).create_if_missing(true), display)
     };
     // One connection: SQLite has one writer anyway, and queueing in the pool
     // is cheaper than busy-waiting on the file lock. It is also what keeps an
@@ -298,6 +298,23 @@ pub(crate) fn default_sqlite_path() -> Result<PathBuf, StoreError> {
     let strategy = etcetera::choose_base_strategy()
         .map_err(|e| StoreError::Unreachable(format!("no data directory: {e}")))?;
     Ok(strategy.data_dir().join("diagraph").join("diagraph.db"))
+}
+
+/// The file a `sqlite:` URL's rest names; `None` for an in-memory
+/// database.
+pub(crate) fn sqlite_file(rest: &str) -> Option<PathBuf> {
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    let path = path.split('?').next().unwrap_or(path);
+    (path != ":memory:" && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// The SQLite file a database URL (or, without one, the default
+/// database) is stored in; `None` for MySQL or an in-memory database.
+pub fn sqlite_path(url: Option<&str>) -> Result<Option<PathBuf>, StoreError> {
+    match url.map(str::trim) {
+        None => default_sqlite_path().map(Some),
+        Some(url) => Ok(url.strip_prefix("sqlite:").and_then(sqlite_file)),
+    }
 }
 
 pub(crate) fn sqlite_url(path: &Path) -> String {

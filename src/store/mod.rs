@@ -14,6 +14,7 @@
 //! on MySQL every commit is a log flush and a run emits dozens of events.
 
 mod connect;
+pub use connect::sqlite_path;
 pub(crate) mod db;
 mod feedback;
 mod journal;

@@ -33,6 +33,15 @@ impl Context {
         matches!(self, Context::Typing | Context::Filtering)
     }
 
+    /// Whether keys of both contexts can be looked up at the same time. A
+    /// yes/no question and the text inputs take their own keys only; the
+    /// other contexts stack on `Global`.
+    pub fn active_with(self, other: Context) -> bool {
+        let alone =
+            |c: Context| matches!(c, Context::Confirm | Context::Typing | Context::Filtering);
+        self == other || !alone(self) && !alone(other)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Context::Global => "all",
@@ -58,6 +67,8 @@ pub enum Action {
     Up,
     Top,
     Bottom,
+    PageDown,
+    PageUp,
     Open,
     Close,
     Filter,
@@ -96,6 +107,8 @@ impl Action {
             Action::Up => "up",
             Action::Top => "top",
             Action::Bottom => "bottom",
+            Action::PageDown => "page_down",
+            Action::PageUp => "page_up",
             Action::Open => "open",
             Action::Close => "close",
             Action::Filter => "filter",
@@ -272,6 +285,20 @@ const DEFAULTS: &[(&str, Action, &str, Context, bool)] = &[
     ),
     ("g home", Action::Top, "first row", Context::Global, false),
     ("G end", Action::Bottom, "last row", Context::Global, false),
+    (
+        "pagedown ctrl-d",
+        Action::PageDown,
+        "a page down",
+        Context::Global,
+        false,
+    ),
+    (
+        "pageup ctrl-u",
+        Action::PageUp,
+        "a page up",
+        Context::Global,
+        false,
+    ),
     (
         "enter",
         Action::Open,
@@ -490,6 +517,15 @@ pub enum KeymapError {
         action: String,
         source: KeyParseError,
     },
+    #[error(
+        "key {key} would both {first} and {second} ({context} keys); bind one of them to another key"
+    )]
+    Clash {
+        key: String,
+        first: &'static str,
+        second: &'static str,
+        context: &'static str,
+    },
 }
 
 impl Keymap {
@@ -526,7 +562,34 @@ impl Keymap {
                 return Err(KeymapError::UnknownAction(action.clone()));
             }
         }
+        map.check_clashes()?;
         Ok(map)
+    }
+
+    /// Refuses a key that two actions would answer to at the same time:
+    /// one of them could never be reached with it (`quit = "x"` would
+    /// shadow cancel while a run is live, or be shadowed by it).
+    fn check_clashes(&self) -> Result<(), KeymapError> {
+        for (i, a) in self.bindings.iter().enumerate() {
+            for b in &self.bindings[i + 1..] {
+                if a.action == b.action || !a.context.active_with(b.context) {
+                    continue;
+                }
+                if let Some(key) = a.keys.iter().find(|k| b.keys.contains(k)) {
+                    return Err(KeymapError::Clash {
+                        key: key.to_string(),
+                        first: a.action.name(),
+                        second: b.action.name(),
+                        context: if a.context == b.context {
+                            a.context.label()
+                        } else {
+                            b.context.label()
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The action bound to a key in the active contexts, if any. Earlier
@@ -538,6 +601,15 @@ impl Keymap {
                 .find(|b| b.context == *ctx && b.keys.iter().any(|k| k.matches(key)))
                 .map(|b| b.action)
         })
+    }
+
+    /// The first key bound to an action in a context, as written.
+    pub fn keys_of(&self, action: Action, context: Context) -> Option<String> {
+        self.bindings
+            .iter()
+            .find(|b| b.action == action && b.context == context)
+            .and_then(|b| b.keys.first())
+            .map(ToString::to_string)
     }
 
     /// Status-bar hints for the active contexts, `(keys, description)`, in
@@ -608,13 +680,40 @@ mod tests {
     }
 
     #[test]
-    fn overrides_replace_keys_and_reject_nonsense() {
+    fn the_defaults_have_no_clash() {
+        assert_eq!(Keymap::default().check_clashes(), Ok(()));
+    }
+
+    #[test]
+    fn an_override_that_clashes_is_refused_naming_both_actions() {
         let mut o = BTreeMap::new();
         o.insert("quit".to_string(), "x, ctrl-q".to_string());
+        let err = Keymap::with_overrides(&o).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("key x") && text.contains("quit") && text.contains("cancel"),
+            "{text}"
+        );
+        // A step key shadowed by a pane key while stepping.
+        let mut o = BTreeMap::new();
+        o.insert("continue".to_string(), "j".to_string());
+        let text = Keymap::with_overrides(&o).unwrap_err().to_string();
+        assert!(text.contains("continue") && text.contains("down"), "{text}");
+        // Keys of contexts never active together do not clash: `y` is
+        // yes in a question and copy elsewhere.
+        let mut o = BTreeMap::new();
+        o.insert("confirm".to_string(), "y, enter".to_string());
+        assert!(Keymap::with_overrides(&o).is_ok());
+    }
+
+    #[test]
+    fn overrides_replace_keys_and_reject_nonsense() {
+        let mut o = BTreeMap::new();
+        o.insert("quit".to_string(), "ctrl-x, ctrl-q".to_string());
         let km = Keymap::with_overrides(&o).unwrap();
         let g = [Context::Global];
         assert_eq!(
-            km.lookup(&key(KeyCode::Char('x'), KeyModifiers::NONE), &g),
+            km.lookup(&key(KeyCode::Char('x'), KeyModifiers::CONTROL), &g),
             Some(Action::Quit)
         );
         assert_eq!(

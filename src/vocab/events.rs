@@ -16,7 +16,8 @@ pub struct EngineEvent {
     pub run_id: i64,
     /// 1-based, gapless within a run.
     pub seq: u32,
-    /// Milliseconds since the run started.
+    /// Milliseconds of work since the run started: a wait for a person
+    /// at a step gate is not counted.
     pub at_ms: u64,
     pub kind: EventKind,
 }

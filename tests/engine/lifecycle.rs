@@ -303,6 +303,60 @@ async fn the_step_gate_waits_before_each_node_and_honours_cancel() {
     );
 }
 
+// A person who takes 5 s before each step: the wait is not the nodes'
+// time, nor the run's.
+#[tokio::test(start_paused = true)]
+async fn time_waiting_at_the_step_gate_is_not_work() {
+    let s = load_scenario("01_pass.toml");
+    let (engine, recorder) = scenario_engine(&s);
+    let (tx_cmd, rx_cmd) = mpsc::channel(4);
+    let (tx_ev, mut rx_ev) = mpsc::channel(64);
+    let mut req = s.request();
+    req.step_gate = Some(StepGate { commands: rx_cmd });
+    req.events = Some(tx_ev);
+    let run = tokio::spawn(async move { engine.run(req).await });
+    let mut events = Vec::new();
+    let started = tokio::time::Instant::now();
+    while let Some(e) = rx_ev.recv().await {
+        let entered = matches!(e.kind, EventKind::NodeEntered { .. });
+        events.push(e);
+        if entered {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            tx_cmd.send(StepCommand::Next).await.unwrap();
+        }
+    }
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(out.end.status, RunStatus::Success);
+    let entries = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::NodeEntered { .. }))
+        .count() as u64;
+    assert!(entries >= 3, "{entries} nodes entered");
+    assert!(
+        started.elapsed() >= Duration::from_secs(5 * entries),
+        "the person waited before every node"
+    );
+    let mut entered_at = 0;
+    for e in &events {
+        match e.kind {
+            EventKind::NodeEntered { .. } => entered_at = e.at_ms,
+            EventKind::NodeFinished { node, .. } => {
+                let took = e.at_ms - entered_at;
+                assert!(took < 1_000, "{node} took {took} ms of waiting");
+            }
+            _ => {}
+        }
+    }
+    let last = events.last().map_or(u64::MAX, |e| e.at_ms);
+    assert!(last < 1_000, "the run clock counted the waits: {last} ms");
+    let data = recorder.snapshot();
+    let total = data.runs[0].2.as_ref().map_or(u64::MAX, |f| f.duration_ms);
+    assert!(
+        total < 1_000,
+        "the run's total counted the waits: {total} ms"
+    );
+}
+
 #[tokio::test]
 async fn a_dropped_gate_sender_means_continue() {
     let s = load_scenario("01_pass.toml");

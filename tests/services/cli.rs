@@ -144,6 +144,7 @@ fn unreadable_pack_is_a_one_line_error() {
 #[test]
 fn unknown_run_is_a_one_line_error() {
     let sb = Sandbox::new();
+    sb.ask_scenario("01_pass.toml", &[]);
     let out = sb.cmd().args(["trace", "987654"]).output().unwrap();
     assert_one_line_error(&out, "987654");
     let replay = sb.cmd().args(["replay", "987654"]).output().unwrap();
@@ -176,9 +177,9 @@ fn empty_question_is_rejected_before_any_run() {
     let sb = Sandbox::new();
     let out = sb.cmd().args(["ask", "   "]).output().unwrap();
     assert_one_line_error(&out, "question");
+    // No run, and not even a database, was made.
     let runs = sb.cmd().args(["runs", "--json"]).output().unwrap();
-    let v: Value = serde_json::from_slice(&runs.stdout).unwrap();
-    assert_eq!(v.as_array().map(Vec::len), Some(0));
+    assert_exits_in_one_line(&runs, 2, "no database at");
 }
 
 #[test]
@@ -348,6 +349,15 @@ fn a_bad_key_override_says_why_once_and_exits_2() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_key_override_that_clashes_is_refused_naming_both_actions() {
+    // The README's own example once was `quit = "x, ctrl-q"`: x cancels
+    // a live run.
+    let sb = Sandbox::with_config("[keys]\nquit = \"x, ctrl-q\"\n");
+    let out = sb.cmd().output().unwrap();
+    assert_exits_in_one_line(&out, 2, "key x would both quit and cancel");
 }
 
 /// Exit codes of `ask`: 0 an answer that is not degraded, 3 a degraded
@@ -628,4 +638,91 @@ fn runs_page_with_before_and_prune_keeps_recent_runs() {
             .unwrap();
         assert_one_line_error(&out, "age");
     }
+}
+
+#[test]
+fn read_only_commands_on_a_missing_database_say_so_and_create_nothing() {
+    let sb = Sandbox::new();
+    let db = sb.path("d.db");
+    for args in [
+        vec!["runs"],
+        vec!["runs", "--json"],
+        vec!["trace", "1"],
+        vec!["replay", "1"],
+        vec!["export", "1", "--format", "markdown"],
+        vec!["compare", "1", "2"],
+    ] {
+        let out = sb.cmd().args(&args).output().unwrap();
+        assert_exits_in_one_line(&out, 2, "no database at");
+        assert!(stderr(&out).contains("d.db"), "{args:?}: {}", stderr(&out));
+        assert!(!db.exists(), "{args:?} created {}", db.display());
+    }
+    // Without --database-url: the default file in the data directory.
+    let mut cmd = crate::helpers::diagraph_bin();
+    crate::helpers::isolate(&mut cmd, sb.dir.path());
+    let out = cmd.arg("runs").output().unwrap();
+    assert_exits_in_one_line(&out, 2, "no database at");
+    assert!(stderr(&out).contains("diagraph.db"), "{}", stderr(&out));
+}
+
+#[test]
+fn demo_with_an_unknown_name_lists_the_names() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["demo", "no-such-demo"]).output().unwrap();
+    assert_exits_in_one_line(&out, 2, "no demo scenario \"no-such-demo\"");
+    let err = stderr(&out);
+    assert!(err.contains("01_pass"), "{err}");
+    let help = sb.cmd().args(["demo", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(help.contains("name") && help.contains("path"), "{help}");
+}
+
+#[test]
+fn the_workbench_without_a_terminal_says_it_needs_one() {
+    let sb = Sandbox::new();
+    for args in [vec![], vec!["demo", "01_pass"]] {
+        let out = sb
+            .cmd()
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_exits_in_one_line(&out, 2, "the workbench needs a terminal");
+    }
+    assert!(!sb.path("d.db").exists());
+}
+
+#[test]
+fn export_to_a_file_says_what_it_wrote() {
+    let sb = Sandbox::new();
+    let out = sb.ask_scenario("01_pass.toml", &["--json"]);
+    let id = json_of(&out)["run_id"].as_i64().unwrap().to_string();
+    let file = sb.path("run.md");
+    let out = sb
+        .cmd()
+        .args(["export", &id, "--format", "markdown", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(
+        err.contains(&format!("wrote run {id} as Markdown to"))
+            && err.contains("run.md")
+            && err.contains(&format!("({size} bytes)")),
+        "{err}"
+    );
+}
+
+#[test]
+fn ask_reads_degraded_for_a_fallback_answer() {
+    let sb = Sandbox::new();
+    let out = sb.ask_scenario("08_executor_model_failed.toml", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.contains("· DEGRADED ·"), "{first}");
+    assert!(!first.contains("SUCCESS"), "{first}");
 }

@@ -340,3 +340,76 @@ fn unknown_runs_and_formats_are_one_line_errors() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("markdown"), "{}", stderr(&out));
 }
+
+/// `rerun` + `compare --fail-on-diff` as a regression check: a run and
+/// its exact rerun compare equal (their invocations are matched by tool,
+/// arguments and call order, not by id); a run that differs fails it.
+#[test]
+fn a_run_and_its_rerun_compare_equal() {
+    let sb = Sandbox::new();
+    let a = run_scenario(&sb, "01_pass.toml");
+    let rerun = sb
+        .cmd()
+        .args(["rerun", &a.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
+    let r: Value = serde_json::from_slice(&rerun.stdout).unwrap();
+    let r = r["run_id"].as_i64().unwrap();
+    let (a, r) = (a.to_string(), r.to_string());
+
+    let out = sb
+        .cmd()
+        .args(["compare", &a, &r, "--json", "--fail-on-diff"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["differs"], Value::Array(vec![]), "{v}");
+    assert_eq!(v["bindings"]["same"], true);
+    assert_eq!(v["verdicts"]["same"], true);
+    // The invocation ids are the rerun's own; the calls are the same.
+    let (ba, bb) = (&v["bindings"]["a"][0], &v["bindings"]["b"][0]);
+    assert_ne!(ba["invocation_id"], bb["invocation_id"]);
+    assert_eq!(ba["call"], bb["call"]);
+    assert!(ba["call"]["tool"].is_string(), "{ba}");
+    assert_eq!(v["a"]["gatekeeper_status"], "pass");
+    assert_eq!(v["a"]["reason_codes"], v["b"]["reason_codes"]);
+
+    // As text, only the lines that are the runs' own (ids, the replaying
+    // model, time) differ.
+    let text = sb.cmd().args(["compare", &a, &r]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let differing: Vec<&str> = text.lines().filter(|l| l.starts_with('≠')).collect();
+    for line in &differing {
+        let label = line.trim_start_matches('≠').trim_start();
+        assert!(
+            ["run ", "model ", "duration"]
+                .iter()
+                .any(|l| label.starts_with(l)),
+            "{line}\n{text}"
+        );
+    }
+    assert!(
+        text.contains("gatekeeper") && text.contains("· start"),
+        "{text}"
+    );
+
+    // A run that reaches another verdict fails the check, naming what.
+    let c = run_scenario(&sb, "16_gatekeeper_low_confid_capped.toml").to_string();
+    let out = sb
+        .cmd()
+        .args(["compare", &a, &c, "--fail-on-diff"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains("differ in") && err.contains("verdicts"),
+        "{err}"
+    );
+    // Without the flag, a difference is not an error.
+    let out = sb.cmd().args(["compare", &a, &c]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -22,6 +22,7 @@ mod helpers;
 
 mod diagram;
 mod event_loop;
+mod live;
 mod models;
 mod mouse;
 mod pty;

@@ -159,7 +159,8 @@ fn a_node_s_detail_says_why_its_answer_was_rejected() {
     );
     let theme = diagraph::tui::theme::Theme::dark();
     let stored = diagraph::tui::state::StoredRun::Missing("test".into());
-    let (_, lines) = diagraph::tui::view::inspect::node(&run.events, 0, &stored, &theme).unwrap();
+    let (_, lines) =
+        diagraph::tui::view::inspect::node(&run.events, 0, &stored, false, &theme).unwrap();
     let text: String = lines
         .iter()
         .map(|l| {

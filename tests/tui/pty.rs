@@ -520,8 +520,10 @@ fn a_pasted_question_runs_whole_and_its_nodes_open_and_copy() {
         s.contains("last: composer_completed")
     });
     assert!(reached_end(&end), "{end}");
-    // Enter on the graph: the last node's own work, prompt and response
-    // read from the stored run.
+    // The input keeps the focus after asking; Escape leaves it for the
+    // graph. Enter on the graph: the last node's own work, prompt and
+    // response read from the stored run.
+    s.keys(&["Escape"]);
     s.keys(&["Enter"]);
     let detail = s.wait_for("the node detail", None, |s| {
         s.contains("prompt (the input DTO, rendered):")
@@ -654,6 +656,12 @@ fn a_streaming_model_s_answer_grows_on_screen_while_its_node_runs() {
     // The call's end replaces the text; the run ends in its fallback.
     let end = s.wait_for("the end of the run", None, |s| s.contains("DEGRADED"));
     assert!(!end.contains("is writing"), "{end}");
+    // Typed after asking, `q` is text; Escape leaves the input, then it
+    // quits.
+    s.keys(&["q"]);
+    s.wait_for("q typed in the input", None, |s| s.contains("┃q "));
+    s.keys(&["Escape"]);
+    s.wait_for("the graph focused", None, |s| s.contains("q quit"));
     s.keys(&["q"]);
     let after = s.wait_for("the shell", None, |s| s.contains("DIAGRAPH_EXIT="));
     assert!(after.contains("DIAGRAPH_EXIT=0"), "{after}");

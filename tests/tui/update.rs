@@ -132,8 +132,9 @@ fn question_input_runs_and_keeps_history() {
         }]
     );
     assert!(!state.shown.stepping);
+    // The focus stays in the input: a follow-up typed at once is text.
+    assert_eq!(state.focus, Pane::Input);
     // Ctrl-S while typing turns step mode on for the next question.
-    update(&mut state, ch('i'));
     update(
         &mut state,
         Msg::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)),
@@ -378,8 +379,7 @@ fn demo_picker_starts_the_chosen_scenario() {
     assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
     assert!(
         state
-            .notice
-            .as_deref()
+            .notice_text()
             .unwrap_or_default()
             .contains("no question")
     );

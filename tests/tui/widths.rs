@@ -14,7 +14,7 @@ fn wide_labels_do_not_push_the_key_hints_off() {
     // Two columns per character: counted in chars, this label would
     // take twice the room it was given.
     state.model_label = "模型".repeat(40);
-    state.notice = Some("通知".repeat(10));
+    state.notify("通知".repeat(10));
     let text = buffer_text(render(&state, 80, 24).backend().buffer());
     let bar = text.lines().last().unwrap_or_default();
     assert!(bar.contains("q quit"), "{bar}");

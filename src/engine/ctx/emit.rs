@@ -44,6 +44,12 @@ impl Emitter {
         }
     }
 
+    /// Moves the run clock's origin forward by a wait that is not work
+    /// (a step gate), so `at_ms` counts work time.
+    pub fn exclude_wait(&mut self, waited: std::time::Duration) {
+        self.started = self.started.checked_add(waited).unwrap_or(self.started);
+    }
+
     /// Assigns seq and at_ms, sends the event live and journals it.
     pub async fn emit(&mut self, kind: EventKind) -> Result<(), RecordError> {
         self.push(kind).await;

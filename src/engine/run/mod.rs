@@ -24,7 +24,7 @@ use crate::vocab::record::RunStart;
 use crate::vocab::run::{Failure, FailureClass, PackIdentity, RunSources, VerdictSnapshot};
 use crate::vocab::trace::NodeEvent;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 impl RunCtx<'_> {
@@ -69,7 +69,8 @@ impl RunCtx<'_> {
             self.state.in_progress = Some(node);
             self.emit(EventKind::NodeEntered { node, attempt, via })
                 .await?;
-            wait_at_gate(&mut gate, cancel).await?;
+            let waited = wait_at_gate(&mut gate, cancel).await?;
+            self.exclude_wait(waited);
             self.state.counters.node_executions += 1;
 
             let result = self.execute(node, attempt).await?;
@@ -156,22 +157,37 @@ impl RunCtx<'_> {
 }
 
 /// Step mode: wait for Next (one node) or Continue (stop waiting). A
-/// dropped sender means continue; cancellation ends the wait.
+/// dropped sender means continue; cancellation ends the wait. Returns how
+/// long the wait took.
 async fn wait_at_gate(
     gate: &mut Option<StepGate>,
     cancel: &CancellationToken,
-) -> Result<(), Unhandled> {
+) -> Result<Duration, Unhandled> {
     let Some(g) = gate else {
-        return Ok(());
+        return Ok(Duration::ZERO);
     };
+    let since = Instant::now();
     tokio::select! {
         cmd = g.commands.recv() => {
             if cmd != Some(StepCommand::Next) {
                 *gate = None;
             }
-            Ok(())
+            Ok(since.elapsed())
         }
         _ = cancel.cancelled() => Err(Unhandled::Cancelled),
+    }
+}
+
+impl RunCtx<'_> {
+    /// The run clock counts work, not the wait for a person at a step
+    /// gate: its origin moves forward by the wait, so event times, node
+    /// durations, the run's total and its deadline all leave it out.
+    fn exclude_wait(&mut self, waited: Duration) {
+        if waited.is_zero() {
+            return;
+        }
+        self.started = self.started.checked_add(waited).unwrap_or(self.started);
+        self.emitter.exclude_wait(waited);
     }
 }
 

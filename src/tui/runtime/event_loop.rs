@@ -2,7 +2,8 @@
 //! messages (engine events, loaded data) and the frame deadline. Draws are
 //! coalesced: a change marks the state dirty and the frame is drawn at most
 //! once per `FRAME`, and when nothing changes nothing wakes the loop (the
-//! clock that turns the spinner runs only while a live run is on screen).
+//! clock that turns the spinner runs only while a run going on is on
+//! screen, wherever it runs; a notice wakes it once, when it expires).
 //!
 //! The loop is generic over its input and message streams and over the
 //! backend, so tests drive it with scripted keys on a `TestBackend`.
@@ -14,14 +15,13 @@ use crossterm::event::{Event, MouseEventKind};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use std::collections::HashMap;
 use std::io;
 use std::time::Duration;
 use tokio::time::{Instant, sleep_until};
 
 /// Frame coalescing interval while events stream in.
 pub const FRAME: Duration = Duration::from_millis(16);
-/// The live clock and spinner; it runs only while a live run is shown.
+/// The live clock and spinner; it runs only while a running run is shown.
 const CLOCK: Duration = Duration::from_millis(125);
 
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +80,8 @@ where
     let mut last_draw = Instant::now() - FRAME;
     let mut input_open = true;
     let mut msgs_open = true;
-    let mut started: HashMap<u64, Instant> = HashMap::new();
+    let epoch = Instant::now();
+    let now_ms = || u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut next_clock = Instant::now() + CLOCK;
     if let Ok(size) = terminal.size() {
         update(state, Msg::Resize(size.width, size.height));
@@ -90,7 +91,14 @@ where
             break;
         }
         let frame_due = last_draw + FRAME;
-        let running = state.view().is_running() && started.contains_key(&state.shown.generation);
+        let running = state.clock_running();
+        // A notice that is shown wakes the loop once, when it expires.
+        let notice_due = state
+            .notice
+            .as_ref()
+            .and_then(|n| n.until_ms)
+            .filter(|t| *t > state.clock_ms)
+            .map(|t| epoch + Duration::from_millis(t));
         let msg = tokio::select! {
             biased;
             ev = input.next(), if input_open => match ev {
@@ -111,25 +119,25 @@ where
             },
             _ = sleep_until(next_clock), if running => {
                 next_clock = Instant::now() + CLOCK;
-                let generation = state.shown.generation;
-                started.get(&generation).map(|t0| Msg::Tick {
-                    generation,
-                    elapsed_ms: t0.elapsed().as_millis() as u64,
-                })
+                Some(Msg::Tick { now_ms: now_ms() })
+            },
+            _ = sleep_until(notice_due.unwrap_or(epoch)), if notice_due.is_some() => {
+                Some(Msg::Tick { now_ms: now_ms() })
             },
             else => break,
         };
         stats.wakeups += 1;
         let Some(msg) = msg else { continue };
         stats.messages += 1;
+        if !matches!(msg, Msg::Tick { .. }) {
+            update(state, Msg::Tick { now_ms: now_ms() });
+        }
+        let was_running = running;
         for cmd in update(state, msg) {
-            if let Command::StartRun { generation, .. } | Command::StartDemo { generation, .. } =
-                &cmd
-            {
-                started.insert(*generation, Instant::now());
-                next_clock = Instant::now() + CLOCK;
-            }
             exec(cmd);
+        }
+        if !was_running && state.clock_running() {
+            next_clock = Instant::now() + CLOCK;
         }
         dirty = true;
     }

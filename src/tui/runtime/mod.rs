@@ -105,7 +105,9 @@ pub fn initial_state(
         }
         Launch::Demo(given) => {
             state.mode = crate::tui::state::Mode::Demo;
-            state.focus = crate::tui::state::Pane::Graph;
+            // A demo is watched node by node: the transitions tell it.
+            state.focus = crate::tui::state::Pane::Transitions;
+            state.table_pane = crate::tui::state::Pane::Transitions;
             if given.is_none() {
                 state.open_demo_picker();
             }
@@ -121,7 +123,7 @@ pub async fn run(ctx: TuiContext, launch: Launch) -> Result<(), TuiError> {
     let keymap = Keymap::with_overrides(&ctx.key_overrides).map_err(TuiError::Keymap)?;
     let (mut state, first) = initial_state(theme, keymap, &ctx.model_label, &ctx.db_label, &launch);
     if let Some(first) = ctx.pack_warnings.first() {
-        state.notice = Some(match ctx.pack_warnings.len() {
+        state.notify(match ctx.pack_warnings.len() {
             1 => format!("pack warning: {first}"),
             n => format!("{n} pack warnings, first: {first}"),
         });

@@ -115,6 +115,14 @@ pub struct Shown {
     /// TUI follows) and was opened here only to watch: leaving it stops
     /// nothing.
     pub watched: bool,
+    /// The screen clock (`AppState::clock_ms`) when the newest event
+    /// arrived: the run's work clock has gone on from that event's time
+    /// by as much as the screen clock has since.
+    pub synced_at: Option<u64>,
+    /// The screen clock when the engine began waiting at the step gate
+    /// for the person to advance; that wait is not work, and is shown
+    /// apart.
+    pub waiting_since: Option<u64>,
 }
 
 impl Shown {
@@ -134,6 +142,17 @@ impl Shown {
         }
         self.cursor = k;
     }
+}
+
+/// How long a status notice stays on the status line.
+pub const NOTICE_MS: u64 = 4_000;
+
+/// A status-line notice ("copied…", "cancelling run 3…"): code-made text
+/// and, unless it must stay, the screen-clock time it expires at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub until_ms: Option<u64>,
 }
 
 /// One row of the demo picker.
@@ -341,10 +360,11 @@ pub struct AppState {
     pub demo: Option<DemoEntry>,
     /// The scenario list as last loaded, for the demo picker.
     pub scenarios: Option<Vec<DemoEntry>>,
-    /// Wall-clock milliseconds the shown live run has been going (ticks).
-    pub live_elapsed_ms: u64,
+    /// The screen clock: wall-clock milliseconds since the workbench
+    /// started, advanced by ticks while a run is going on.
+    pub clock_ms: u64,
     /// Last notice for the status line (errors, hints); code-made.
-    pub notice: Option<String>,
+    pub notice: Option<Notice>,
     pub quit: bool,
     pub timeline: timeline::TimelineState,
 }
@@ -387,7 +407,7 @@ impl AppState {
             db_label: db_label.to_string(),
             demo: None,
             scenarios: None,
-            live_elapsed_ms: 0,
+            clock_ms: 0,
             notice: None,
             quit: false,
             timeline: timeline::TimelineState::default(),
@@ -420,26 +440,71 @@ impl AppState {
         self.mode != Mode::Replay && !self.shown.done && self.shown.view.is_running()
     }
 
-    /// The node running now and how long it has been running: on the
-    /// live clock while it runs, else up to the last event applied (so a
-    /// replay shows what the live run showed at that event).
+    /// The shown run's work clock now: while it goes on, the newest
+    /// event's time plus what the screen clock has run since it arrived
+    /// (standing still while the engine waits at the step gate); else
+    /// the time of the last event applied, so a replay shows what the
+    /// live run showed at that event.
+    pub fn work_ms(&self) -> u64 {
+        let v = &self.shown.view;
+        if !self.clock_running() || self.shown.waiting_since.is_some() {
+            return v.last_at_ms;
+        }
+        let since = self
+            .shown
+            .synced_at
+            .map_or(0, |t| self.clock_ms.saturating_sub(t));
+        v.last_at_ms.saturating_add(since)
+    }
+
+    /// The node running now and its work time so far.
     pub fn node_elapsed(&self) -> Option<(crate::vocab::graph::NodeId, u64)> {
         let v = &self.shown.view;
         if !v.is_running() {
             return None;
         }
-        let now = if self.clock_running() {
-            self.live_elapsed_ms.max(v.last_at_ms)
-        } else {
-            v.last_at_ms
-        };
-        v.current.map(|n| (n, now.saturating_sub(v.entered_at_ms)))
+        v.current
+            .map(|n| (n, self.work_ms().saturating_sub(v.entered_at_ms)))
     }
 
-    /// A spinner frame that turns with the live clock.
+    /// How long the engine has been waiting at the step gate for the
+    /// person to advance, while it does.
+    pub fn gate_wait_ms(&self) -> Option<u64> {
+        let since = self.shown.waiting_since?;
+        (self.clock_running() && self.shown.view.current.is_some())
+            .then(|| self.clock_ms.saturating_sub(since))
+    }
+
+    /// A spinner frame that turns with the screen clock.
     pub fn spinner(&self) -> &'static str {
         const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-        FRAMES[(self.live_elapsed_ms / 125 % 10) as usize]
+        FRAMES[(self.clock_ms / 125 % 10) as usize]
+    }
+
+    /// The status-line notice, unless it has expired.
+    pub fn notice_text(&self) -> Option<&str> {
+        self.notice
+            .as_ref()
+            .filter(|n| n.until_ms.is_none_or(|t| self.clock_ms < t))
+            .map(|n| n.text.as_str())
+    }
+
+    /// Shows a notice that expires after a few seconds of the screen
+    /// clock.
+    pub fn notify(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            until_ms: Some(self.clock_ms.saturating_add(NOTICE_MS)),
+        });
+    }
+
+    /// Shows a notice that stays until something replaces it (an error
+    /// the person must read).
+    pub fn notify_sticky(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            until_ms: None,
+        });
     }
 
     /// A run started here is still going: stopping it must be asked for.
@@ -491,7 +556,6 @@ impl AppState {
             ..Shown::default()
         };
         self.sel = Selections::default();
-        self.live_elapsed_ms = 0;
         self.traces.clear();
         if self.table_pane == Pane::Runs {
             self.table_pane = Pane::Tools;

@@ -22,13 +22,15 @@ pub(super) fn start_demo(state: &mut AppState, entry: DemoEntry) -> Vec<Command>
 pub(super) fn start_demo_now(state: &mut AppState, entry: DemoEntry) -> Vec<Command> {
     state.popup = None;
     if let Some(e) = &entry.error {
-        state.notice = Some(format!("cannot run {}: {e}", entry.name));
+        state.notify(format!("cannot run {}: {e}", entry.name));
         return vec![];
     }
     let path = entry.path.clone();
     let generation = state.begin(Mode::Demo, true, true);
     state.demo = Some(entry);
-    state.focus = Pane::Graph;
+    // A demo is watched node by node: the transitions tell it.
+    state.focus = Pane::Transitions;
+    state.table_pane = Pane::Transitions;
     vec![Command::StartDemo { generation, path }]
 }
 
@@ -76,7 +78,11 @@ pub(super) fn run_pending(state: &mut AppState, pending: Pending) -> Vec<Command
 pub(super) fn ask(state: &mut AppState, question: String, stepping: bool) -> Vec<Command> {
     let generation = state.begin(Mode::Live, true, stepping);
     state.demo = None;
-    state.focus = Pane::Graph;
+    // What is typed next is a follow-up question, never a command; a
+    // stepped run takes the keys that step it, so its panes get them.
+    if stepping {
+        state.focus = Pane::Graph;
+    }
     vec![Command::StartRun {
         generation,
         question,
@@ -92,7 +98,7 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
         && let Some(fin) = &v.finished
     {
         let text = fin.answer.clone();
-        state.notice = Some(format!(
+        state.notify(format!(
             "copied the answer ({} characters)",
             text.chars().count()
         ));
@@ -104,11 +110,11 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
     };
     match run {
         Some(run_id) => {
-            state.notice = Some(format!("copying run {run_id} as Markdown…"));
+            state.notify(format!("copying run {run_id} as Markdown…"));
             vec![Command::CopyExport { run_id }]
         }
         None => {
-            state.notice = Some("nothing to copy yet".into());
+            state.notify("nothing to copy yet");
             vec![]
         }
     }
@@ -118,8 +124,7 @@ pub(super) fn copy(state: &mut AppState) -> Vec<Command> {
 /// two.
 pub(super) fn compare(state: &mut AppState) -> Vec<Command> {
     if state.focus != Pane::Runs {
-        state.notice =
-            Some("compare: pick two runs in the runs list (tab to it, m on each)".into());
+        state.notify("compare: pick two runs in the runs list (tab to it, m on each)");
         return vec![];
     }
     let Some(run_id) = state.filtered_runs().get(state.sel.runs).map(|r| r.run_id) else {
@@ -127,16 +132,16 @@ pub(super) fn compare(state: &mut AppState) -> Vec<Command> {
     };
     match state.compare_mark.take() {
         Some(a) if a != run_id => {
-            state.notice = Some(format!("comparing runs {a} and {run_id}…"));
+            state.notify(format!("comparing runs {a} and {run_id}…"));
             vec![Command::LoadCompare { a, b: run_id }]
         }
         Some(_) => {
-            state.notice = Some(format!("run {run_id} unmarked"));
+            state.notify(format!("run {run_id} unmarked"));
             vec![]
         }
         None => {
             state.compare_mark = Some(run_id);
-            state.notice = Some(format!(
+            state.notify(format!(
                 "run {run_id} marked: m on another run compares them"
             ));
             vec![]
@@ -208,12 +213,15 @@ pub(super) fn cycle_focus(state: &mut AppState, forward: bool) {
     }
 }
 
-/// A scroll (of a popup or a text pane) after a movement key, never
-/// past its end.
-pub(super) fn scrolled(scroll: u16, action: Action, max: u16) -> u16 {
+/// A scroll (of a popup or a text pane showing `page` rows) after a
+/// movement key, never past its end.
+pub(super) fn scrolled(scroll: u16, action: Action, max: u16, page: u16) -> u16 {
+    let page = page.saturating_sub(1).max(1);
     match action {
         Action::Down => scroll.saturating_add(1).min(max),
         Action::Up => scroll.min(max).saturating_sub(1),
+        Action::PageDown => scroll.saturating_add(page).min(max),
+        Action::PageUp => scroll.min(max).saturating_sub(page),
         Action::Top => 0,
         Action::Bottom => max,
         _ => scroll,
@@ -224,9 +232,10 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
     // A text pane scrolls no further than its end, so the way back up
     // starts at once.
     let screen = Rect::new(0, 0, state.screen.0, state.screen.1);
-    let text_max = screen_areas(state, screen)
-        .and_then(|a| a.rect_of(state.focus))
-        .map_or(0, |r| max_scroll(state, state.focus, r));
+    let rect = screen_areas(state, screen).and_then(|a| a.rect_of(state.focus));
+    let text_max = rect.map_or(0, |r| max_scroll(state, state.focus, r));
+    // Rows inside the pane's borders (a table also has its header).
+    let page = rect.map_or(1, |r| r.height.saturating_sub(3));
     let pane = state.focus;
     match pane {
         Pane::Answer | Pane::Graph | Pane::Verdict => {
@@ -235,7 +244,7 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
                 Pane::Verdict => &mut state.sel.verdict_scroll,
                 _ => &mut state.sel.graph_scroll,
             };
-            *scroll = scrolled(*scroll, action, text_max);
+            *scroll = scrolled(*scroll, action, text_max, page + 1);
         }
         Pane::Input => {}
         Pane::Timeline => super::timeline::move_row(state, action),
@@ -245,6 +254,8 @@ pub(super) fn move_selection(state: &mut AppState, action: Action) {
             let moved = match action {
                 Action::Down => (sel + 1).min(last),
                 Action::Up => sel.saturating_sub(1),
+                Action::PageDown => (sel + usize::from(page.max(1))).min(last),
+                Action::PageUp => sel.saturating_sub(usize::from(page.max(1))),
                 Action::Top => 0,
                 _ => last,
             };
@@ -338,7 +349,11 @@ pub(super) fn open(state: &mut AppState) -> Vec<Command> {
             vec![]
         }
         Pane::Graph => {
-            let k = inspect::attempt_count(state.shown.applied()).checked_sub(1);
+            // In step mode the newest node has not started yet: the one
+            // that just ran is the one before it.
+            let count = inspect::attempt_count(state.shown.applied());
+            let waiting = usize::from(state.shown.waiting_since.is_some() && count > 1);
+            let k = count.checked_sub(1 + waiting);
             match k {
                 Some(k) => open_subject(state, Subject::Node(k)),
                 None => vec![],

@@ -33,9 +33,18 @@ pub(super) fn on_engine_event(state: &mut AppState, generation: u64, event: Engi
         return;
     }
     let finished = matches!(event.kind, EventKind::RunFinished { .. });
+    // A stepped run's engine waits at the gate after entering a node,
+    // until the person advances.
+    let at_gate = shown.stepping && matches!(event.kind, EventKind::NodeEntered { .. });
     shown.events.push(event);
     if shown.follow {
         shown.seek(shown.events.len());
+    }
+    shown.synced_at = Some(state.clock_ms);
+    if at_gate {
+        shown.waiting_since = Some(state.clock_ms);
+    } else if finished {
+        shown.waiting_since = None;
     }
     if finished && state.mode != Mode::Replay {
         remember_run(state);
@@ -47,6 +56,7 @@ pub(super) fn on_source_done(state: &mut AppState, generation: u64, error: Optio
     if generation == state.shown.generation {
         state.shown.error = error;
         state.shown.stepping = false;
+        state.shown.waiting_since = None;
         state.shown.done = true;
         if matches!(state.popup, Some(Popup::Confirm(_))) {
             // Nothing left to stop: the question no longer applies.
@@ -136,14 +146,14 @@ pub(super) fn on_export_ready(
 ) -> Vec<Command> {
     match result {
         Ok(text) => {
-            state.notice = Some(format!(
+            state.notify(format!(
                 "copied run {run_id} as Markdown ({} lines)",
                 text.lines().count()
             ));
             vec![Command::Copy(text)]
         }
         Err(e) => {
-            state.notice = Some(format!("cannot copy run {run_id}: {e}"));
+            state.notify(format!("cannot copy run {run_id}: {e}"));
             vec![]
         }
     }
@@ -162,6 +172,8 @@ pub(super) fn on_compare_loaded(
             let inner = chrome::detail_rect(screen).width.saturating_sub(2);
             let col = usize::from(inner.saturating_sub(20) / 2).clamp(12, 80);
             let text = crate::report::compare::to_text(&ta, &tb, col);
+            // The comparison is the final state of "comparing runs…".
+            state.notice = None;
             state.popup = Some(Popup::Detail {
                 title: format!("compare run {a} │ run {b} (≠ differs)"),
                 lines: detail::compare_lines(&text, &state.theme),
@@ -169,7 +181,7 @@ pub(super) fn on_compare_loaded(
                 subject: None,
             });
         }
-        Err(e) => state.notice = Some(format!("cannot compare runs {a} and {b}: {e}")),
+        Err(e) => state.notify(format!("cannot compare runs {a} and {b}: {e}")),
     }
 }
 

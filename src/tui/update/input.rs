@@ -176,19 +176,22 @@ pub(super) fn on_popup_action(state: &mut AppState, action: Action) -> Vec<Comma
         (_, Action::Close) | (Popup::Help { .. }, Action::Help) => state.popup = None,
         (Popup::Detail { lines, title, .. }, Action::Copy) => {
             let text = lines_text(lines);
-            state.notice = Some(format!(
+            let notice = format!(
                 "copied {} ({} lines)",
                 crate::text::sanitize_line(title),
                 lines.len()
-            ));
+            );
+            state.notify(notice);
             return vec![Command::Copy(text)];
         }
         (Popup::Detail { scroll, lines, .. }, a) => {
-            let max = chrome::max_scroll(lines, chrome::detail_rect(screen));
-            *scroll = scrolled(*scroll, a, max);
+            let rect = chrome::detail_rect(screen);
+            let max = chrome::max_scroll(lines, rect);
+            *scroll = scrolled(*scroll, a, max, rect.height.saturating_sub(2));
         }
         (Popup::Help { scroll }, a) => {
-            *scroll = scrolled(*scroll, a, help_max);
+            let page = chrome::help_rect(screen).height.saturating_sub(2);
+            *scroll = scrolled(*scroll, a, help_max, page);
         }
         (
             Popup::DemoPicker {
@@ -245,9 +248,9 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
         Action::Quit => return quit(state),
         Action::Cancel => {
             if state.run_live() {
-                state.notice = Some(match state.view().run_id {
+                state.notify(match state.view().run_id {
                     Some(id) => format!("cancelling run {id}…"),
-                    None => "cancelling the run…".into(),
+                    None => "cancelling the run…".to_string(),
                 });
                 return vec![Command::Cancel];
             }
@@ -259,7 +262,12 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
         | Action::HistoryNext => {}
         Action::Help => state.popup = Some(Popup::Help { scroll: 0 }),
         Action::NextPane | Action::PrevPane => cycle_focus(state, action == Action::NextPane),
-        Action::Down | Action::Up | Action::Top | Action::Bottom => move_selection(state, action),
+        Action::Down
+        | Action::Up
+        | Action::Top
+        | Action::Bottom
+        | Action::PageDown
+        | Action::PageUp => move_selection(state, action),
         Action::Open => return open(state),
         Action::TimeEarlier | Action::TimeLater | Action::TimeZoomIn | Action::TimeZoomOut => {
             super::timeline::on_key(state, action);
@@ -277,9 +285,15 @@ fn on_action(state: &mut AppState, action: Action) -> Vec<Command> {
             state.open_demo_picker();
             return vec![Command::ListScenarios];
         }
-        Action::StepNext => return vec![Command::Step(StepCommand::Next)],
+        Action::StepNext => {
+            state.shown.waiting_since = None;
+            state.shown.synced_at = Some(state.clock_ms);
+            return vec![Command::Step(StepCommand::Next)];
+        }
         Action::StepContinue => {
             state.shown.stepping = false;
+            state.shown.waiting_since = None;
+            state.shown.synced_at = Some(state.clock_ms);
             return vec![Command::Step(StepCommand::Continue)];
         }
         Action::ReplayNext => {

@@ -59,10 +59,11 @@ pub enum Msg {
         generation: u64,
         error: Option<String>,
     },
-    /// Wall-clock progress of a live run.
+    /// The screen clock: wall-clock milliseconds since the workbench
+    /// started. The loop sends it before every other message and while a
+    /// run goes on, so times and notices are measured against it.
     Tick {
-        generation: u64,
-        elapsed_ms: u64,
+        now_ms: u64,
     },
     RunsLoaded(Result<Vec<RunSummary>, String>),
     /// A page of stored runs (`Command::LoadRunsPage`) and how many match.
@@ -198,13 +199,8 @@ fn apply(state: &mut AppState, msg: Msg) -> Vec<Command> {
             events::on_source_done(state, generation, error);
             vec![]
         }
-        Msg::Tick {
-            generation,
-            elapsed_ms,
-        } => {
-            if generation == state.shown.generation {
-                state.live_elapsed_ms = elapsed_ms;
-            }
+        Msg::Tick { now_ms } => {
+            state.clock_ms = state.clock_ms.max(now_ms);
             vec![]
         }
         Msg::RunsLoaded(Ok(rows)) => {

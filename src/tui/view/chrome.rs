@@ -4,7 +4,7 @@
 
 use super::centered;
 use crate::text::{display_width, sanitize_line, truncate_width};
-use crate::tui::keymap::Context;
+use crate::tui::keymap::{Action, Context};
 use crate::tui::state::{AppState, DemoEntry, MIN_HEIGHT, MIN_WIDTH, Mode, Pending, Popup};
 use crate::tui::theme::{Role, Theme};
 use crate::vocab::run::RunSources;
@@ -49,6 +49,16 @@ fn fmt_elapsed(ms: u64) -> String {
     }
 }
 
+/// "waiting for space · 9 s": the engine waits at the step gate for the
+/// key that runs the next node.
+pub fn waiting_label(state: &AppState, wait_ms: u64) -> String {
+    let key = state
+        .keymap
+        .keys_of(Action::StepNext, Context::Step)
+        .unwrap_or_else(|| "the next step".to_string());
+    format!("waiting for {key} · {} s", wait_ms / 1000)
+}
+
 /// Contexts whose hints apply right now.
 pub fn active_contexts(state: &AppState) -> Vec<Context> {
     state.contexts()
@@ -58,19 +68,19 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     let t = &state.theme;
     let bar = t.style(Role::StatusBar);
     let v = state.view();
-    let elapsed = if v.is_running() && state.mode != Mode::Replay {
-        state.live_elapsed_ms.max(v.last_at_ms)
-    } else {
-        v.last_at_ms
-    };
+    // What the run is doing and where a replay stands come first: a
+    // notice or the labels never push them off the line.
     let mut left = format!(" {} ", state.mode.label());
     if let Some(id) = v.run_id {
         left.push_str(&format!("│ run {id} "));
     }
-    // The live clock: a spinner and the running node's own time.
+    // The live clock: a spinner and the running node's own work time, or
+    // the wait for the person at the step gate, shown apart.
     if state.clock_running() {
         left.push_str(&format!("│ {} ", state.spinner()));
-        if let Some((node, ms)) = state.node_elapsed() {
+        if let Some(wait) = state.gate_wait_ms() {
+            left.push_str(&format!("{} ", waiting_label(state, wait)));
+        } else if let Some((node, ms)) = state.node_elapsed() {
             left.push_str(&format!("{node} {} ", super::tables::fmt_ms(ms)));
         }
     }
@@ -81,11 +91,12 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
             state.shown.events.len()
         ));
     }
-    left.push_str(&format!("│ {} ", fmt_elapsed(elapsed)));
+    left.push_str(&format!("│ {} ", fmt_elapsed(state.work_ms())));
+    let mut labels = String::new();
     if let Some(sources) = sources_label(&v.sources) {
-        left.push_str(&format!("│ sources: {sources} "));
+        labels.push_str(&format!("│ sources: {sources} "));
     }
-    left.push_str(&format!(
+    labels.push_str(&format!(
         "│ model: {} │ db: {} ",
         sanitize_line(&state.model_label),
         sanitize_line(&state.db_label)
@@ -108,15 +119,20 @@ pub fn status_bar(state: &AppState, area: Rect, buf: &mut Buffer) {
     right_w += 1;
     let room = (area.width as usize).saturating_sub(right_w);
     let mut spans = Vec::new();
-    let mut used = 0usize;
-    if let Some(n) = &state.notice {
-        let n = truncate_width(&format!(" {} │", sanitize_line(n)), room);
+    let left = truncate_width(&left, room);
+    let mut used = display_width(&left);
+    spans.push(Span::styled(left, bar));
+    if let Some(n) = state.notice_text() {
+        let n = truncate_width(
+            &format!("│ {} ", sanitize_line(n)),
+            room.saturating_sub(used),
+        );
         used += display_width(&n);
         spans.push(Span::styled(n, t.style(Role::Error)));
     }
-    let left = truncate_width(&left, room.saturating_sub(used));
-    used += display_width(&left);
-    spans.push(Span::styled(left, bar));
+    let labels = truncate_width(&labels, room.saturating_sub(used));
+    used += display_width(&labels);
+    spans.push(Span::styled(labels, bar));
     spans.push(Span::styled(" ".repeat(room.saturating_sub(used)), bar));
     spans.extend(right);
     buf.set_style(area, bar);
@@ -406,5 +422,9 @@ pub fn demo_picker(
     }
     let first = picker_top(entries.len(), selected, top, area);
     let scroll = u16::try_from(first * PICKER_ENTRY_LINES).unwrap_or(u16::MAX);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| super::fit_line(l, inner.width))
+        .collect();
     Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
 }

@@ -203,7 +203,11 @@ impl Widget for GraphPane<'_> {
             }
             Err(_) => {
                 let compact = area.width < 70;
-                let lines = self.lines(compact);
+                let lines: Vec<Line<'static>> = self
+                    .lines(compact)
+                    .into_iter()
+                    .map(|l| super::fit_line(l, inner.width))
+                    .collect();
                 let max_scroll = (lines.len() as u16).saturating_sub(inner.height);
                 Paragraph::new(lines)
                     .block(block)

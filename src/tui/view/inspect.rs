@@ -125,9 +125,8 @@ pub fn subject(state: &AppState, subject: Subject) -> Option<(String, Vec<Line<'
         .map_or_else(String::new, |id| format!("run {id} · "));
     let events = state.shown.applied();
     match subject {
-        Subject::Node(k) => {
-            node(events, k, &stored, t).map(|(title, lines)| (format!("{run}{title}"), lines))
-        }
+        Subject::Node(k) => node(events, k, &stored, state.shown.waiting_since.is_some(), t)
+            .map(|(title, lines)| (format!("{run}{title}"), lines)),
         Subject::Verdict => Some((format!("{run}verdict"), verdict(v, events, &stored, t))),
         Subject::Answer => Some((format!("{run}answer"), answer(v, &stored, t))),
     }
@@ -153,11 +152,14 @@ fn stored_note(out: &mut Out, stored: &Stored) {
     }
 }
 
-/// The k-th node attempt: (popup title, lines).
+/// The k-th node attempt: (popup title, lines). `at_gate`: the run's
+/// newest node has been entered and waits at the step gate for the person
+/// to advance, so it has not started yet.
 pub fn node(
     events: &[EngineEvent],
     k: usize,
     stored: &Stored,
+    at_gate: bool,
     t: &Theme,
 ) -> Option<(String, Vec<Line<'static>>)> {
     let (from, to) = *attempts(events).get(k)?;
@@ -208,6 +210,11 @@ pub fn node(
                 out.kv("detail", detail.clone(), Role::Error);
             }
         }
+        _ if at_gate && to >= events.len() => out.kv(
+            "outcome",
+            "waiting at the step gate (not started)",
+            Role::NodeCurrent,
+        ),
         _ => out.kv("outcome", "still running", Role::NodeCurrent),
     }
 

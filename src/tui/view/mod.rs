@@ -322,6 +322,38 @@ pub fn verdict_span(v: Option<crate::vocab::contracts::Verdict>, theme: &Theme) 
     }
 }
 
+/// A line cut to `width` columns, ending in "…" where it was cut (a
+/// paragraph that does not wrap would clip it without a mark).
+pub fn fit_line(line: Line<'static>, width: u16) -> Line<'static> {
+    let width = usize::from(width);
+    if line.width() <= width {
+        return line;
+    }
+    let mut room = width.saturating_sub(1);
+    let mut spans = Vec::with_capacity(line.spans.len() + 1);
+    let mut last_style = line.style;
+    for span in line.spans {
+        if room == 0 {
+            break;
+        }
+        let w = span.width();
+        last_style = span.style;
+        if w <= room {
+            room -= w;
+            spans.push(span);
+        } else {
+            let cut = crate::text::truncate_width(&span.content, room + 1);
+            let cut = cut.trim_end_matches('…').to_string();
+            room = 0;
+            spans.push(Span::styled(cut, span.style));
+        }
+    }
+    if width > 0 {
+        spans.push(Span::styled("…", last_style));
+    }
+    Line::from(spans).style(line.style)
+}
+
 /// A centred rectangle of the given percentage of `area`.
 pub fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
     let w = (area.width * pct_w / 100).max(20).min(area.width);

@@ -4,7 +4,7 @@
 //! an explicit "capped" label, so it reads as capped without colour too.
 //! An answer that came from a fallback is marked "degraded" the same way.
 
-use super::{pane_block, verdict_span};
+use super::{chrome, pane_block, verdict_span};
 use crate::text::{sanitize_line, sanitize_multiline};
 use crate::tui::state::{AppState, Mode, Pane, RunView};
 use crate::tui::theme::{Role, Theme};
@@ -40,6 +40,17 @@ impl VerdictPane<'_> {
             ));
         } else {
             effective.push(verdict_span(v.effective_verdict, t));
+        }
+        if self.view.finished.is_some()
+            && crate::report::pass_without_findings(
+                v.effective_verdict,
+                self.view.gatekeeper.as_deref(),
+            )
+        {
+            effective.push(Span::styled(
+                format!(" · {}", crate::report::NO_FINDINGS),
+                t.style(Role::VerdictLow),
+            ));
         }
         let mut lines = vec![
             Line::from(vec![label("model"), verdict_span(v.model_verdict, t)]),
@@ -224,9 +235,15 @@ fn text_max_scroll(lines: &[Line], area: Rect) -> u16 {
 
 impl Widget for VerdictPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let block = pane_block(" Verdict ", self.focused, self.theme);
         let lines = self.lines();
         let max = text_max_scroll(&lines, area);
+        // Lines below the pane's end are announced, never dropped unseen.
+        let title = if self.scroll.min(max) < max {
+            " Verdict · ↓ more "
+        } else {
+            " Verdict "
+        };
+        let block = pane_block(title, self.focused, self.theme);
         Paragraph::new(lines)
             .block(block)
             .wrap(Wrap { trim: false })
@@ -235,14 +252,14 @@ impl Widget for VerdictPane<'_> {
     }
 }
 
-/// Rows `lines` take wrapped at `width` (an estimate by width, which is
-/// what the scroll clamp needs).
+/// Rows `lines` take word-wrapped at `width`, counted by the wrapping the
+/// paragraph draws with: a scroll clamped by it reaches the last line
+/// (a count by width alone falls short where words move to the next row).
 pub fn wrapped_height(lines: &[Line], width: u16) -> u16 {
-    let width = width.max(1);
-    lines
-        .iter()
-        .map(|l| (l.width() as u16).div_ceil(width).max(1))
-        .fold(0u16, u16::saturating_add)
+    let rows = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(width.max(1));
+    u16::try_from(rows).unwrap_or(u16::MAX)
 }
 
 pub struct AnswerPane<'a> {
@@ -322,6 +339,16 @@ impl AnswerPane<'_> {
                 // A replay shows exactly what the live run showed here;
                 // a live run shows its spinner and the node's own clock.
                 match s.node_elapsed() {
+                    Some((node, _)) if s.gate_wait_ms().is_some() => {
+                        let wait = s.gate_wait_ms().unwrap_or_default();
+                        lines.push(Line::from(vec![
+                            Span::styled("▶ ", t.style(Role::NodeCurrent)),
+                            Span::styled(
+                                format!("next: {node} · {}", chrome::waiting_label(s, wait)),
+                                t.style(Role::Text),
+                            ),
+                        ]));
+                    }
                     Some((node, ms)) => {
                         lines.push(Line::from(vec![
                             Span::styled("▶ ", t.style(Role::NodeCurrent)),

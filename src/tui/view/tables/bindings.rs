@@ -145,7 +145,7 @@ fn binding_row(b: &CheckedBinding, unverified: bool, widths: &[u16], t: &Theme) 
     let row = Row::new(columns::shown(
         widths,
         vec![
-            Cell::from(cell_text(&claim)),
+            Cell::from(cell_text(&claim, widths[0])),
             Cell::from(id_cell(&b.tool_name, widths[1])),
             Cell::from(id_cell(
                 &b.source_invocation_id
@@ -156,7 +156,7 @@ fn binding_row(b: &CheckedBinding, unverified: bool, widths: &[u16], t: &Theme) 
             Cell::from(id_cell(b.raw_path.as_deref().unwrap_or("—"), widths[3])),
             Cell::from(if pass { "PASS" } else { "FAIL" }),
             Cell::from(id_cell(b.failed_rule.as_deref().unwrap_or(""), widths[5])),
-            Cell::from(cell_text(matched)),
+            Cell::from(cell_text(matched, widths[6])),
         ],
     ));
     // A passing unverified binding is muted: it grounds no finding.

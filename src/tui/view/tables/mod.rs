@@ -33,8 +33,10 @@ const SPACING: u16 = 1;
 
 /// Untrusted text as a one-line cell, cut to a sane length (the column
 /// clips it further).
-fn cell_text(s: &str) -> String {
-    truncate_width(&sanitize_line(s), 400)
+/// Untrusted free text in a column `width` wide: cut with "…" where the
+/// column ends (the table would clip it without a mark).
+fn cell_text(s: &str, width: u16) -> String {
+    truncate_width(&sanitize_line(s), width.into())
 }
 
 /// An untrusted identifier in a column `width` wide: whole when it fits,
@@ -410,7 +412,7 @@ fn runs(state: &AppState, h: usize, width: u16) -> TableParts {
                     String::new()
                 }),
                 Cell::from(session),
-                Cell::from(cell_text(&r.question)),
+                Cell::from(cell_text(&r.question, widths.last().copied().unwrap_or(0))),
             ];
             if let Some(costs) = &costs {
                 cells.insert(6, Cell::from(costs[i].clone()));
@@ -437,6 +439,9 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
             .chain(live_node),
     );
     let took: Vec<String> = list.iter().map(|r| fmt_ms(r.duration_ms)).collect();
+    // The running node's clock is as wide as its unit needs ("880ms"),
+    // never cut to "880m".
+    let live_took = state.node_elapsed().map(|(_, ms)| fmt_ms(ms));
     let widths = columns::fit(
         width,
         SPACING,
@@ -455,7 +460,12 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                 columns::widest(list.iter().map(|r| r.outcome.as_str())),
                 9,
             ),
-            Col::fit("took", columns::widest(took.iter().map(String::as_str)), 20).droppable(1),
+            Col::fit(
+                "took",
+                columns::widest(took.iter().chain(&live_took).map(String::as_str)).max(5),
+                20,
+            )
+            .droppable(1),
             Col::fill(6, 1),
         ],
     );
@@ -482,7 +492,10 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                     Cell::from(tr.attempt.to_string()),
                     Cell::from(id_cell(tr.outcome.as_str(), widths[5])),
                     Cell::from(took.get(start + i).cloned().unwrap_or_default()),
-                    Cell::from(Span::styled(cell_text(&tr.detail), t.style(Role::Muted))),
+                    Cell::from(Span::styled(
+                        cell_text(&tr.detail, widths[7]),
+                        t.style(Role::Muted),
+                    )),
                 ],
             ))
         })
@@ -495,7 +508,11 @@ fn transitions(state: &AppState, h: usize, width: u16) -> TableParts {
                     Cell::from("▶"),
                     Cell::from(id_cell(node.as_str(), widths[1])),
                     Cell::from("…"),
-                    Cell::from("running"),
+                    Cell::from(if state.gate_wait_ms().is_some() {
+                        "waiting"
+                    } else {
+                        "running"
+                    }),
                     Cell::from(state.view().visited(node).to_string()),
                     Cell::from(""),
                     Cell::from(fmt_ms(ms)),
@@ -595,7 +612,7 @@ fn tools(state: &AppState, h: usize, width: u16) -> TableParts {
                 vec![
                     Cell::from(id_cell(&inv.id.to_string(), widths[0])),
                     Cell::from(id_cell(&inv.tool_name, widths[1])),
-                    Cell::from(cell_text(&inv.query_summary())),
+                    Cell::from(cell_text(&inv.query_summary(), widths[2])),
                     Cell::from(Span::styled(
                         id_cell(&evidence_label(inv), widths[3]),
                         t.style(evidence_role(rd.evidence_status)),
