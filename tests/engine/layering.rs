@@ -42,6 +42,26 @@ const FLOOR: [(&str, &[&str]); 3] = [
     ("text", &[]),
 ];
 
+/// Every top-level module's floor, from the ground up, exactly as
+/// ARCHITECTURE.md draws them under "Layering" (a test compares the two):
+/// a module imports only modules of floors below its own.
+const FLOORS: [&[&str]; 10] = [
+    &["text"],
+    &["vocab"],
+    &["evidence", "config"],
+    &["model", "knowledge"],
+    &["tools"],
+    &["engine", "store"],
+    &["scenario", "report", "eval"],
+    &["server"],
+    &["tui"],
+    &["cli"],
+];
+
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|f| f.contains(&module))
+}
+
 // ---- reading src/ ------------------------------------------------------
 
 struct SourceFile {
@@ -559,6 +579,80 @@ fn the_lower_floors_import_nothing_above_them() {
         wrong.is_empty(),
         "the lower floors may import only the floors below them (evidence: text, vocab; vocab: text; text: nothing):\n{}",
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_module_imports_only_floors_below_its_own() {
+    let files = sources();
+    let mut wrong = Vec::new();
+    for top in files.iter().map(SourceFile::top).collect::<BTreeSet<_>>() {
+        if top != "lib" && top != "main" && floor_of(top).is_none() {
+            wrong.push(format!(
+                "  {top} is on no floor: add it to FLOORS and ARCHITECTURE.md"
+            ));
+        }
+    }
+    for (from, tos) in &edges(&files) {
+        for (to, site) in tos {
+            if let (Some(a), Some(b)) = (floor_of(from), floor_of(to))
+                && b >= a
+            {
+                wrong.push(format!(
+                    "  {from} (floor {a}) -> {to} (floor {b})  e.g. {site}"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a module imports only the floors below its own (FLOORS):\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The drawing under "### Layering" in ARCHITECTURE.md: its floors, top
+/// line first, one module name per word.
+fn drawn_floors() -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap();
+    let at = doc
+        .find("### Layering")
+        .expect("ARCHITECTURE.md has a Layering section");
+    let rest = &doc[at..];
+    let open = rest.find("```\n").expect("a drawing under Layering") + 4;
+    let close = open + rest[open..].find("```").expect("the drawing ends");
+    rest[open..close]
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .take_while(|w| !w.starts_with('('))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_checked_floors_are_the_drawn_ones() {
+    let mut drawn = drawn_floors();
+    drawn.reverse();
+    let checked: Vec<Vec<String>> = FLOORS
+        .iter()
+        .map(|f| f.iter().map(|m| m.to_string()).collect())
+        .collect();
+    let sorted = |v: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        v.into_iter()
+            .map(|mut f| {
+                f.sort();
+                f
+            })
+            .collect()
+    };
+    assert_eq!(
+        sorted(drawn),
+        sorted(checked),
+        "ARCHITECTURE.md's Layering drawing and FLOORS in this file must list the same floors"
     );
 }
 

@@ -658,6 +658,54 @@ pub fn narrow_target(question: &str, e: &Entities) -> Option<NarrowTarget> {
     None
 }
 
+/// Well-known infrastructure components (datastores, caches, brokers,
+/// proxies, orchestrators), each with the other spellings of the same
+/// component. A question that names one asks about a component, not an
+/// ordinary word; words that are also
+/// common English (vault, spark, oracle) are left out.
+pub fn infra_component(w: &str) -> Option<&'static [&'static str]> {
+    const GROUPS: &[&[&str]] = &[
+        &["redis"],
+        &["kafka"],
+        &["postgres", "postgresql", "pg", "pgbouncer"],
+        &["mysql", "mariadb"],
+        &["mongodb", "mongo"],
+        &["elasticsearch", "opensearch"],
+        &["nginx"],
+        &["envoy"],
+        &["haproxy"],
+        &["traefik"],
+        &["istio"],
+        &["etcd"],
+        &["rabbitmq", "rabbit"],
+        &["activemq"],
+        &["pulsar"],
+        &["nats"],
+        &["memcached", "memcache"],
+        &["cassandra"],
+        &["scylladb", "scylla"],
+        &["consul"],
+        &["kubernetes", "k8s", "kube", "kubelet"],
+        &["docker", "dockerd"],
+        &["containerd"],
+        &["clickhouse"],
+        &["cockroachdb"],
+        &["tidb"],
+        &["dynamodb"],
+        &["sqlite"],
+        &["minio"],
+        &["ceph"],
+        &["prometheus"],
+        &["grafana"],
+        &["jaeger"],
+        &["tomcat"],
+        &["jetty"],
+        &["gunicorn"],
+        &["uwsgi"],
+    ];
+    GROUPS.iter().copied().find(|g| g.contains(&w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,52 +793,4 @@ mod tests {
             })
         );
     }
-}
-
-/// Well-known infrastructure components (datastores, caches, brokers,
-/// proxies, orchestrators), each with the other spellings of the same
-/// component. A question that names one asks about a component, not an
-/// ordinary word; words that are also
-/// common English (vault, spark, oracle) are left out.
-pub fn infra_component(w: &str) -> Option<&'static [&'static str]> {
-    const GROUPS: &[&[&str]] = &[
-        &["redis"],
-        &["kafka"],
-        &["postgres", "postgresql", "pg", "pgbouncer"],
-        &["mysql", "mariadb"],
-        &["mongodb", "mongo"],
-        &["elasticsearch", "opensearch"],
-        &["nginx"],
-        &["envoy"],
-        &["haproxy"],
-        &["traefik"],
-        &["istio"],
-        &["etcd"],
-        &["rabbitmq", "rabbit"],
-        &["activemq"],
-        &["pulsar"],
-        &["nats"],
-        &["memcached", "memcache"],
-        &["cassandra"],
-        &["scylladb", "scylla"],
-        &["consul"],
-        &["kubernetes", "k8s", "kube", "kubelet"],
-        &["docker", "dockerd"],
-        &["containerd"],
-        &["clickhouse"],
-        &["cockroachdb"],
-        &["tidb"],
-        &["dynamodb"],
-        &["sqlite"],
-        &["minio"],
-        &["ceph"],
-        &["prometheus"],
-        &["grafana"],
-        &["jaeger"],
-        &["tomcat"],
-        &["jetty"],
-        &["gunicorn"],
-        &["uwsgi"],
-    ];
-    GROUPS.iter().copied().find(|g| g.contains(&w))
 }
