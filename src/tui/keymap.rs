@@ -528,6 +528,16 @@ pub enum KeymapError {
     },
 }
 
+/// A focused pane's keys take precedence over a mode's on purpose (→
+/// moves the timeline's cursor while the timeline has focus): that is no
+/// clash while the mode's action keeps a key of its own there (`n` still
+/// steps a replay). Global keys are never shadowed.
+fn focus_shadows(pane: &Binding, mode: &Binding) -> bool {
+    pane.context == Context::Timeline
+        && !matches!(mode.context, Context::Timeline | Context::Global)
+        && mode.keys.iter().any(|k| !pane.keys.contains(k))
+}
+
 impl Keymap {
     /// Applies config overrides: action name -> keys (space or comma
     /// separated). The override replaces that action's keys in every
@@ -573,6 +583,9 @@ impl Keymap {
         for (i, a) in self.bindings.iter().enumerate() {
             for b in &self.bindings[i + 1..] {
                 if a.action == b.action || !a.context.active_with(b.context) {
+                    continue;
+                }
+                if focus_shadows(a, b) || focus_shadows(b, a) {
                     continue;
                 }
                 if let Some(key) = a.keys.iter().find(|k| b.keys.contains(k)) {
@@ -704,6 +717,15 @@ mod tests {
         let mut o = BTreeMap::new();
         o.insert("confirm".to_string(), "y, enter".to_string());
         assert!(Keymap::with_overrides(&o).is_ok());
+        // The focused timeline may take → from a replay that keeps `n`,
+        // not from one left with → alone.
+        let mut o = BTreeMap::new();
+        o.insert("replay_next".to_string(), "right".to_string());
+        let text = Keymap::with_overrides(&o).unwrap_err().to_string();
+        assert!(
+            text.contains("replay_next") && text.contains("time_later"),
+            "{text}"
+        );
     }
 
     #[test]
