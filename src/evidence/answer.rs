@@ -339,9 +339,9 @@ pub fn rests_on_observed_cause(claims: &[&AllowedClaim]) -> bool {
 }
 
 /// A claim whose evidence is only knowledge-base text (runbooks): what a
-/// document says may happen, not what this system did. Such a root_cause
-/// claim is shown as runbook background in the unverified section, never
-/// as a finding or a likely cause.
+/// document says may happen, not what this system did. Such a claim, of
+/// any type, is shown as runbook background in the unverified section,
+/// never as a finding or a likely cause.
 pub fn is_background(c: &AllowedClaim) -> bool {
     !c.evidence.is_empty() && c.evidence.iter().all(|e| e.tool_name == LOOKUP_KNOWLEDGE)
 }

@@ -145,7 +145,7 @@ impl Lexicon {
             }
         }
         lx.han
-            .sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()));
+            .sort_by_key(|(w, _)| std::cmp::Reverse(w.chars().count()));
         lx
     }
 

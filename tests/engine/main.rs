@@ -45,3 +45,4 @@ mod scenarios;
 mod seed_acceptance;
 mod seed_evidence_safety;
 mod seed_retries;
+mod statement_grounded;

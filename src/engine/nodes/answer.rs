@@ -254,11 +254,12 @@ pub fn assemble_cached(
     })
 }
 
-/// A statement whose claims include a root_cause claim and rest only on
-/// knowledge-base text: runbook background (`answer.runbook_background`).
+/// A statement whose claims rest only on knowledge-base text, whatever
+/// their type: runbook background (`answer.runbook_background`), never a
+/// finding or a likely cause. A runbook says what can happen, not what
+/// happened here.
 pub fn runbook_only_cause(claims: &[&AllowedClaim]) -> bool {
-    claims.iter().any(|c| c.claim_type == "root_cause")
-        && claims.iter().all(|c| answer::is_background(c))
+    !claims.is_empty() && claims.iter().all(|c| answer::is_background(c))
 }
 
 /// Lines for the unverified section (or missing information), prefixed;
