@@ -186,6 +186,20 @@ impl Lexicon {
             .collect()
     }
 
+    /// The words a statement may use freely (connectives, approximation
+    /// and negation words), English then Chinese, one line each: what the
+    /// Composer's prompt shows.
+    pub fn connective_vocabulary(&self) -> String {
+        let mut en: Vec<&str> = Vec::new();
+        let mut zh: Vec<&str> = Vec::new();
+        for class in [Class::Connective, Class::Approx, Class::Negation] {
+            let (e, z) = self.words_of(class);
+            en.extend(e);
+            zh.extend(z);
+        }
+        format!("English: {}\n   Chinese: {}", en.join(", "), zh.join("、"))
+    }
+
     /// The longest Chinese word of the lexicon at the start of `s`.
     pub fn han_prefix(&self, s: &str) -> Option<(&str, Entry)> {
         self.han

@@ -294,3 +294,21 @@ fn a_mixed_claim_shows_only_its_observed_part_as_a_finding() {
         None
     );
 }
+
+#[tokio::test]
+async fn the_composers_retry_is_told_the_ungrounded_word() {
+    use crate::runs::{of_role, run_captured};
+    use diagraph::model::Message;
+    use diagraph::vocab::agent::AgentRole;
+    let (_, _, reqs) = run_captured("55_composer_statement_adds_component.toml").await;
+    let composer = of_role(&reqs, AgentRole::Composer);
+    assert_eq!(composer.len(), 2);
+    let told = |r: &diagraph::model::ChatRequest| {
+        r.messages.iter().any(|m| {
+            matches!(m, Message::User { content }
+                if content.contains("answer.statement_grounded") && content.contains("\"slow\""))
+        })
+    };
+    assert!(!told(&composer[0]));
+    assert!(told(&composer[1]), "{:?}", composer[1].messages);
+}

@@ -320,6 +320,11 @@ impl RunCtx<'_> {
         if attempt > 1 {
             messages.push(format_reminder(contract));
         }
+        if let Some(note) = self.state.retry_note.take()
+            && attempt > 1
+        {
+            messages.push(Message::User { content: note });
+        }
         let model_input = step_text(rendered_input(&messages));
         let parse_error = |r: &ChatResponse| judge(r, &parse).err().map(|n| n.detail);
         let (call, _) = self

@@ -33,6 +33,9 @@ use crate::vocab::dto::{AllowedClaim, ComposerInput};
 pub struct Rejection {
     pub rule: RuleId,
     pub detail: String,
+    /// The word or fact the rejected statement added, when a statement
+    /// rule rejected it.
+    pub word: Option<String>,
 }
 
 impl std::fmt::Display for Rejection {
@@ -114,7 +117,13 @@ pub fn assemble_cached(
     let lang = input.lang;
     let t = titles(lang);
     let on = On::new(rules);
-    let reject = |rule: RuleId, detail: String| Err(Rejection { rule, detail });
+    let reject = |rule: RuleId, detail: String| {
+        Err(Rejection {
+            rule,
+            detail,
+            word: None,
+        })
+    };
     // Free text in place of statements names no claim; with only negative
     // claims there is nothing for it to state (they are templates), so it
     // is simply not shown.
@@ -176,7 +185,11 @@ pub fn assemble_cached(
                 _ => on.facts,
             };
             if enabled {
-                return reject(rule, format!("statements[{i}] {}", a.describe()));
+                return Err(Rejection {
+                    rule,
+                    detail: format!("statements[{i}] {}", a.describe()),
+                    word: Some(a.word().to_string()),
+                });
             }
         }
         if negatives == claims.len() {

@@ -40,7 +40,10 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         &mut ctx.state.facts,
     ) {
         Ok(a) => a,
-        Err(rejection) => return Ok(invalid(&rejection.to_string())),
+        Err(rejection) => {
+            ctx.state.retry_note = Some(retry_note(&rejection));
+            return Ok(invalid(&rejection.to_string()));
+        }
     };
     let verdict = composer_input.verdict;
     let mut detail = format!(
@@ -57,6 +60,25 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         outcome: Outcome::Completed,
         detail,
     })
+}
+
+/// What the Composer's technical retry is told about its rejected output:
+/// the rule, and the word its evidence did not ground.
+fn retry_note(r: &answer::Rejection) -> String {
+    let word = r
+        .word
+        .as_deref()
+        .map(|w| {
+            format!(
+                " The word {:?} is not grounded in the verified evidence of the claims it names: leave it out, or say only what the evidence says, in its words, the connective words and the equivalences.",
+                crate::text::clean(w, 80)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "Your previous statements were rejected under rule {}.{word}",
+        r.rule.as_str()
+    )
 }
 
 /// Service names the sources know, lower case: a single-word one is a
