@@ -312,3 +312,26 @@ async fn the_composers_retry_is_told_the_ungrounded_word() {
     assert!(!told(&composer[0]));
     assert!(told(&composer[1]), "{:?}", composer[1].messages);
 }
+
+#[tokio::test]
+async fn a_rejected_composer_output_keeps_its_rule_and_word_on_its_step() {
+    use crate::runs::run_captured;
+    let (out, rec, _) = run_captured("55_composer_statement_adds_component.toml").await;
+    let steps: Vec<_> = rec
+        .snapshot()
+        .steps
+        .into_iter()
+        .filter(|s| s.run_id == out.run_id && s.agent_name == "composer")
+        .collect();
+    assert_eq!(steps.len(), 2, "{steps:#?}");
+    let why = steps[0].parse_error.as_deref().unwrap_or_default();
+    assert!(why.contains("answer.statement_grounded"), "{why}");
+    assert!(why.contains("\"slow\""), "{why}");
+    // the rejected output itself is kept whole on the step
+    assert!(
+        steps[0].model_output.contains("redis"),
+        "{}",
+        steps[0].model_output
+    );
+    assert_eq!(steps[1].parse_error, None);
+}

@@ -24,21 +24,50 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         }
     };
     let input = AgentInput::Composer(Arc::clone(&composer_input));
+    let names = known_names(ctx);
+    let engine = ctx.engine;
+    // The answer is assembled once, inside the step's check: a rejection
+    // is recorded on the Composer's step (what `trace` and the TUI show)
+    // and the assembled answer is kept for the node.
+    let facts = std::sync::Mutex::new(std::mem::take(&mut ctx.state.facts));
+    let assembled: std::sync::OnceLock<Result<answer::Assembled, answer::Rejection>> =
+        std::sync::OnceLock::new();
+    let check = |output: &crate::vocab::contracts::ComposerOutput| {
+        let r = assembled.get_or_init(|| {
+            let mut f = facts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            answer::assemble_cached(&composer_input, output, &names, &engine.rules, &mut f)
+        });
+        r.as_ref().err().map(|e| e.to_string())
+    };
     let parsed = ctx
-        .call_json_agent(attempt, input, "composer_output", parse_composer_output)
-        .await?;
-    let output = match parsed {
+        .call_json_agent_checked(
+            attempt,
+            input,
+            "composer_output",
+            parse_composer_output,
+            &check,
+        )
+        .await;
+    ctx.state.facts = facts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let output = match parsed? {
         Ok(output) => output,
         Err(failure) => return Ok(failure),
     };
-    let names = known_names(ctx);
-    let assembled = match answer::assemble_cached(
-        &composer_input,
-        &output,
-        &names,
-        &ctx.engine.rules,
-        &mut ctx.state.facts,
-    ) {
+    let result = match assembled.into_inner() {
+        Some(r) => r,
+        None => answer::assemble_cached(
+            &composer_input,
+            &output,
+            &names,
+            &engine.rules,
+            &mut ctx.state.facts,
+        ),
+    };
+    let assembled = match result {
         Ok(a) => a,
         Err(rejection) => {
             ctx.state.retry_note = Some(retry_note(&rejection));
