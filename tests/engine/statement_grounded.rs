@@ -335,3 +335,34 @@ async fn a_rejected_composer_output_keeps_its_rule_and_word_on_its_step() {
     );
     assert_eq!(steps[1].parse_error, None);
 }
+
+#[tokio::test]
+async fn new_scenarios_are_rejected_for_their_word_or_complete_when_honest() {
+    use crate::runs::run_captured;
+    use diagraph::vocab::graph::{NodeId, Outcome};
+    for (file, rejected_for) in [
+        ("57_composer_ungrounded_impact_word.toml", Some("revenue")),
+        ("58_composer_look_alike_negation.toml", Some("not")),
+        ("59_composer_honest_converted_units.toml", None),
+    ] {
+        let (out, _, _) = run_captured(file).await;
+        let attempts: Vec<(Outcome, String)> = crate::runs::finished(&out)
+            .into_iter()
+            .filter(|(node, ..)| *node == NodeId::Composer)
+            .map(|(_, outcome, _, detail)| (outcome, detail))
+            .collect();
+        match rejected_for {
+            Some(word) => {
+                assert_eq!(
+                    attempts[0].0,
+                    Outcome::InvalidOutput,
+                    "{file}: {attempts:?}"
+                );
+                assert!(attempts[0].1.contains(word), "{file}: {attempts:?}");
+                assert_eq!(attempts[1].0, Outcome::Completed, "{file}: {attempts:?}");
+            }
+            None => assert_eq!(attempts.len(), 1, "{file}: {attempts:?}"),
+        }
+        assert!(!out.end.degraded, "{file}");
+    }
+}
