@@ -9,7 +9,7 @@
 //! honest statements (English and Chinese, numbers in every common
 //! rendering, the source named, converted units) passes.
 
-use crate::gate_holes::{claim_on, statement};
+use crate::statement_paraphrase::{claim_on, statement};
 use diagraph::engine::nodes::answer::assemble;
 use diagraph::engine::nodes::gatekeeper::GatekeeperRules;
 use diagraph::evidence::answer::check_text;
