@@ -366,3 +366,17 @@ async fn new_scenarios_are_rejected_for_their_word_or_complete_when_honest() {
         assert!(!out.end.degraded, "{file}");
     }
 }
+
+#[tokio::test]
+async fn an_observation_only_a_runbook_states_is_background() {
+    use crate::runs::run_captured;
+    let (out, _, _) = run_captured("60_composer_runbook_only_statement.toml").await;
+    let a = &out.end.answer;
+    let line = a
+        .lines()
+        .find(|l| l.contains("Slow queries hold connections"))
+        .unwrap_or_default();
+    assert!(line.starts_with("- Runbook background"), "{a}");
+    assert!(!a.contains("Findings:\n- Slow"), "{a}");
+    assert!(!a.contains("Likely cause:"), "{a}");
+}
