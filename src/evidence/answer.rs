@@ -11,7 +11,7 @@
 
 use crate::evidence::facts::grounded::{Added, added, concludes};
 use crate::evidence::facts::{FactCache, FactText};
-use crate::evidence::ground::{Source, fold, ungrounded};
+use crate::evidence::ground::{Source, Ungrounded, UngroundedKind, fold, ungrounded};
 use crate::text::{clean, one_line};
 use crate::vocab::contracts::{Lang, Verdict, Verification};
 use crate::vocab::dto::{AllowedClaim, VerifiedEvidence};
@@ -325,6 +325,12 @@ pub fn check_text_cached(
     let hedged_cause = rests_on_observed_cause(claims);
     if let Some(u) = ungrounded(text, &statement, &sources, &raw, hedged_cause) {
         return Some(Added::Ungrounded(u));
+    }
+    if let Some(word) = crate::evidence::fields::level_only_in_a_message(&fold(text), &kept) {
+        return Some(Added::Ungrounded(Ungrounded {
+            word,
+            kind: UngroundedKind::Field,
+        }));
     }
     added(&statement, &evidence, names)
 }

@@ -50,6 +50,8 @@ pub enum UngroundedKind {
     Number,
     /// A cause or sequence link no single evidence text states.
     Link,
+    /// A level said of a service that only another record's message says.
+    Field,
 }
 
 impl Ungrounded {
@@ -65,6 +67,10 @@ impl Ungrounded {
             ),
             UngroundedKind::Link => format!(
                 "links facts by {:?}, a cause or sequence that no single evidence text states",
+                self.word
+            ),
+            UngroundedKind::Field => format!(
+                "says {:?} of a service whose log record does not have that level (it is only inside a message)",
                 self.word
             ),
         }
