@@ -29,12 +29,23 @@ pub struct Prompt {
 }
 
 const INPUT_PLACEHOLDER: &str = "{{input}}";
+/// Replaced by the lexicon's connective vocabulary when a prompt is loaded.
+const CONNECTIVES_PLACEHOLDER: &str = "{{connectives}}";
 /// What `{{input}}` reads as in the system message.
 pub const INPUT_POINTER: &str = "(the JSON object in the user message)";
 
 impl Prompt {
     pub fn new(text: impl Into<String>) -> Prompt {
-        let text = text.into();
+        let text: String = text.into();
+        // the Composer is shown the closed vocabulary its statements may use
+        let text = if text.contains(CONNECTIVES_PLACEHOLDER) {
+            text.replace(
+                CONNECTIVES_PLACEHOLDER,
+                &crate::evidence::lexicon::lexicon().connective_vocabulary(),
+            )
+        } else {
+            text
+        };
         let digest = Sha256::digest(text.as_bytes());
         let version = format!("sha256:{}", &hex::encode(digest)[..16]);
         let pieces = text.split(INPUT_PLACEHOLDER).map(str::to_string).collect();

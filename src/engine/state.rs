@@ -105,6 +105,10 @@ pub struct RunState {
     /// Ref texts as facts, parsed once per run: by the Gatekeeper, read
     /// back by the answer check.
     pub facts: crate::evidence::facts::FactCache,
+    /// What the next technical retry of a node is told besides the format
+    /// reminder: the Composer's retry hears which word of its statement
+    /// the evidence did not ground. Taken by that retry.
+    pub retry_note: Option<String>,
     pub counters: Counters,
     /// Attempt of the node about to run: 1 when entered from another node,
     /// +1 for each technical retry of the same node.

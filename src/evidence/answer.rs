@@ -11,7 +11,7 @@
 
 use crate::evidence::facts::grounded::{Added, added, concludes};
 use crate::evidence::facts::{FactCache, FactText};
-use crate::evidence::ground::{Source, fold, ungrounded};
+use crate::evidence::ground::{Source, Ungrounded, UngroundedKind, fold, ungrounded};
 use crate::text::{clean, one_line};
 use crate::vocab::contracts::{Lang, Verdict, Verification};
 use crate::vocab::dto::{AllowedClaim, VerifiedEvidence};
@@ -326,6 +326,12 @@ pub fn check_text_cached(
     if let Some(u) = ungrounded(text, &statement, &sources, &raw, hedged_cause) {
         return Some(Added::Ungrounded(u));
     }
+    if let Some(word) = crate::evidence::fields::level_only_in_a_message(&fold(text), &kept) {
+        return Some(Added::Ungrounded(Ungrounded {
+            word,
+            kind: UngroundedKind::Field,
+        }));
+    }
     added(&statement, &evidence, names)
 }
 
@@ -339,9 +345,9 @@ pub fn rests_on_observed_cause(claims: &[&AllowedClaim]) -> bool {
 }
 
 /// A claim whose evidence is only knowledge-base text (runbooks): what a
-/// document says may happen, not what this system did. Such a root_cause
-/// claim is shown as runbook background in the unverified section, never
-/// as a finding or a likely cause.
+/// document says may happen, not what this system did. Such a claim, of
+/// any type, is shown as runbook background in the unverified section,
+/// never as a finding or a likely cause.
 pub fn is_background(c: &AllowedClaim) -> bool {
     !c.evidence.is_empty() && c.evidence.iter().all(|e| e.tool_name == LOOKUP_KNOWLEDGE)
 }

@@ -50,6 +50,8 @@ pub enum UngroundedKind {
     Number,
     /// A cause or sequence link no single evidence text states.
     Link,
+    /// A level said of a service that only another record's message says.
+    Field,
 }
 
 impl Ungrounded {
@@ -65,6 +67,10 @@ impl Ungrounded {
             ),
             UngroundedKind::Link => format!(
                 "links facts by {:?}, a cause or sequence that no single evidence text states",
+                self.word
+            ),
+            UngroundedKind::Field => format!(
+                "says {:?} of a service whose log record does not have that level (it is only inside a message)",
                 self.word
             ),
         }
@@ -366,6 +372,25 @@ pub fn ungrounded(
                 }
                 skip_until = end + 1;
             }
+            // "half a minute", "a quarter of an hour": a fraction of a unit
+            _ if fraction(text).is_some() => {
+                let Some((v, unit, end)) = fraction_at(statement, first) else {
+                    return Some(Ungrounded {
+                        word: text.to_string(),
+                        kind: UngroundedKind::Word,
+                    });
+                };
+                if !value_grounded(v, unit, sources, approx_near(first)) {
+                    return Some(Ungrounded {
+                        word: (first..=end)
+                            .map(|i| statement.text_at(i))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        kind: UngroundedKind::Number,
+                    });
+                }
+                skip_until = end + 1;
+            }
             // states and negations: the structural check (`grounded`)
             // holds them to what the evidence says, with their polarity
             Kind::Polarity | Kind::Negation => {}
@@ -619,33 +644,111 @@ fn number_grounded(t: &FactText, i: usize, sources: &[Source<'_>], approx: bool)
             if q.kind != Kind::Number {
                 return false;
             }
+            // "1 hour" does not rest on the `1` of `HikariPool-1`
+            if !u.is_empty() && super::facts::grounded::in_identifier(e, j) {
+                return false;
+            }
             let qt = e.text(q);
             let qu = if q.join == Join::Apart {
                 unit_after(e, j)
             } else {
                 ""
             };
-            if quantities_match(text, unit, qt, qu) {
+            if same_quantity(text, unit, qt, qu) {
                 return true;
+            }
+            if !approx {
+                return false;
             }
             let Some((w, wu)) = value(qt, qu) else {
                 return false;
             };
-            let close = |a: f64, b: f64| {
-                let tol = if approx { 0.1 } else { 1e-9 };
-                (a - b).abs() <= tol * a.abs().max(b.abs()).max(if approx { 0.0 } else { 1.0 })
-            };
-            match (u.as_str(), wu.as_str()) {
-                ("%", "") => close(v, w * 100.0) && w <= 1.0,
-                ("", "%") => close(v * 100.0, w) && v <= 1.0 && text.contains('.'),
-                (a, b) if approx => match (seconds(v, a), seconds(w, b)) {
-                    (Some(x), Some(y)) => close(x, y),
-                    _ => a == b && close(v, w),
-                },
-                _ => false,
+            let close = |a: f64, b: f64| (a - b).abs() <= 0.1 * a.abs().max(b.abs());
+            match (seconds(v, &u), seconds(w, &wu)) {
+                (Some(x), Some(y)) => close(x, y),
+                _ => (u == wu && close(v, w)) || ratio_of(v, &u, w, &wu, close),
             }
         })
     })
+}
+
+/// The value of a fraction word.
+fn fraction(w: &str) -> Option<f64> {
+    match w {
+        "half" => Some(0.5),
+        "quarter" => Some(0.25),
+        _ => None,
+    }
+}
+
+/// A fraction word at part `i` and the unit it measures a few words on
+/// (`half a minute`, `a quarter of an hour`): its value, canonical unit
+/// and the last part it spans.
+fn fraction_at(t: &FactText, i: usize) -> Option<(f64, &'static str, usize)> {
+    let v = fraction(t.text_at(i))?;
+    for j in i + 1..(i + 4).min(t.parts().len()) {
+        let w = t.text_at(j);
+        if matches!(w, "a" | "an" | "of") {
+            continue;
+        }
+        // "an hour" reads as one hour: the unit is the fraction's
+        let unit = match number_value(w) {
+            Some((n, u)) if (n - 1.0).abs() < 1e-9 && !u.is_empty() => u,
+            _ => super::facts::words::canonical_unit(w).filter(|u| !u.is_empty())?,
+        };
+        return Some((v, unit, j));
+    }
+    None
+}
+
+/// Whether a value in `unit` equals a value of the evidence (durations in
+/// any unit; within 10 % with `approx`).
+fn value_grounded(v: f64, unit: &str, sources: &[Source<'_>], approx: bool) -> bool {
+    let tol = if approx { 0.1 } else { 1e-9 };
+    let close = |a: f64, b: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
+    sources.iter().any(|s| {
+        let e = s.text;
+        e.parts().iter().enumerate().any(|(j, q)| {
+            if q.kind != Kind::Number {
+                return false;
+            }
+            let qu = if q.join == Join::Apart {
+                unit_after(e, j)
+            } else {
+                ""
+            };
+            let Some((w, wu)) = value(e.text(q), qu) else {
+                return false;
+            };
+            match (seconds(v, unit), seconds(w, &wu)) {
+                (Some(x), Some(y)) => close(x, y),
+                _ => unit == wu && close(v, w),
+            }
+        })
+    })
+}
+
+/// Whether two number parts say the same quantity: equal in value and
+/// unit (a duration in any unit), or a ratio and the percentage it is
+/// (`0.35` = `35 %`). `unit_a`/`unit_b`: a unit written apart.
+pub fn same_quantity(a: &str, unit_a: &str, b: &str, unit_b: &str) -> bool {
+    if quantities_match(a, unit_a, b, unit_b) {
+        return true;
+    }
+    let (Some((v, u)), Some((w, wu))) = (value(a, unit_a), value(b, unit_b)) else {
+        return false;
+    };
+    let exact = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0);
+    ratio_of(v, &u, w, &wu, exact)
+}
+
+/// Whether `v u` and `w wu` are a percentage and the ratio it is.
+fn ratio_of(v: f64, u: &str, w: f64, wu: &str, close: impl Fn(f64, f64) -> bool) -> bool {
+    match (u, wu) {
+        ("%", "") => w <= 1.0 && close(v, w * 100.0),
+        ("", "%") => v <= 1.0 && close(v * 100.0, w),
+        _ => false,
+    }
 }
 
 /// A number part's value and canonical unit (a unit word written apart counts).

@@ -145,7 +145,7 @@ impl Lexicon {
             }
         }
         lx.han
-            .sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()));
+            .sort_by_key(|(w, _)| std::cmp::Reverse(w.chars().count()));
         lx
     }
 
@@ -184,6 +184,20 @@ impl Lexicon {
             .filter_map(|(_, e)| self.concept(e.concept))
             .flat_map(|c| c.en.iter().map(String::as_str))
             .collect()
+    }
+
+    /// The words a statement may use freely (connectives, approximation
+    /// and negation words), English then Chinese, one line each: what the
+    /// Composer's prompt shows.
+    pub fn connective_vocabulary(&self) -> String {
+        let mut en: Vec<&str> = Vec::new();
+        let mut zh: Vec<&str> = Vec::new();
+        for class in [Class::Connective, Class::Approx, Class::Negation] {
+            let (e, z) = self.words_of(class);
+            en.extend(e);
+            zh.extend(z);
+        }
+        format!("English: {}\n   Chinese: {}", en.join(", "), zh.join("、"))
     }
 
     /// The longest Chinese word of the lexicon at the start of `s`.

@@ -18,5 +18,6 @@
 pub mod answer;
 pub mod excerpt;
 pub mod facts;
+pub mod fields;
 pub mod ground;
 pub mod lexicon;

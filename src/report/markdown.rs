@@ -162,6 +162,27 @@ pub fn render(trace: &RunTrace) -> String {
         binding_table(&mut md, unverified);
     }
 
+    // Model answers that were not used, and why (a Composer statement the
+    // evidence did not ground names its rule and word here).
+    let rejected: Vec<_> = trace
+        .steps
+        .iter()
+        .filter(|s| s.parse_error.is_some())
+        .collect();
+    if !rejected.is_empty() {
+        let _ = writeln!(md, "## Rejected model answers\n");
+        for s in rejected {
+            let _ = writeln!(
+                md,
+                "- {} attempt {}: {}",
+                code(&s.agent_name),
+                s.attempt,
+                inline(s.parse_error.as_deref().unwrap_or_default())
+            );
+        }
+        md.push('\n');
+    }
+
     timeline_section(&mut md, trace);
 
     if !r.failed_sources.is_empty() {
@@ -254,6 +275,44 @@ mod tests {
         assert!(s.contains("\\!\\[x\\]"));
         assert!(s.contains("\\<img\\>"));
         assert!(s.contains("\\*bold\\*"));
+    }
+
+    #[test]
+    fn a_rejected_model_answer_is_exported_with_its_rule_and_word() {
+        let step = |attempt: i64, why: Option<&str>| {
+            serde_json::json!({
+                "id": attempt, "runId": 1, "sessionId": "s", "seq": attempt, "stepIndex": attempt,
+                "agentName": "composer", "attempt": attempt, "modelInput": "", "modelOutput": "{}",
+                "thought": "", "hasToolCall": false, "durationMs": 1, "tokenCount": 1,
+                "error": null, "createdAt": "2026-07-08T23:05:28Z", "parseError": why
+            })
+        };
+        let trace: RunTrace = serde_json::from_value(serde_json::json!({
+            "run": {
+                "runId": 1, "sessionId": "s", "status": "SUCCESS", "agentFlow": "CHAT",
+                "query": "why?", "answer": "a", "model": "m", "pack": null, "scenario": null,
+                "degraded": false, "effectiveVerdict": "PASS", "totalDurationMs": 1,
+                "totalTokenCount": 1, "stepCount": 2, "toolCallCount": 0,
+                "selfEvaluation": null, "orchestrationTrace": null, "failureReason": null,
+                "failure": null, "sources": null, "failedSources": [], "feedback": null,
+                "createdAt": "2026-07-08T23:05:28Z", "finishedAt": null,
+                "verdicts": null, "gatekeeperResult": null, "eventCount": 0
+            },
+            "steps": [
+                step(1, Some("answer.statement_grounded: statements[0] says \"revenue\"")),
+                step(2, None)
+            ],
+            "toolInvocations": []
+        }))
+        .unwrap();
+        let md = render(&trace);
+        assert!(md.contains("## Rejected model answers"), "{md}");
+        assert!(
+            md.contains("`composer` attempt 1: answer.statement\\_grounded"),
+            "{md}"
+        );
+        assert!(md.contains("revenue"), "{md}");
+        assert!(!md.contains("attempt 2"), "{md}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! template; a fabricated binding on a hypothesis or action is a
 //! Gatekeeper failure with its rule; and a fallback after a model failure
 //! names the failure's class. (Rule-level cases:
-//! `src/engine/nodes/answer/tests.rs`, `src/text/facts/grounded.rs`; the
+//! `src/engine/nodes/answer/tests.rs`, `src/evidence/facts/grounded/tests.rs`; the
 //! properties: `answer_props.rs`.)
 
 use crate::runs::{finished, gatekeeper_results, run_captured};

@@ -3,7 +3,7 @@
 //! it to a service the evidence names (and rejected otherwise), a
 //! well-known infrastructure component the evidence does not mention is
 //! an added name, and spelled-out numbers are numbers with their unit.
-//! (Rule-level cases: `src/text/facts/grounded.rs`; the property:
+//! (Rule-level cases: `src/evidence/facts/grounded/tests.rs`; the property:
 //! `answer_props.rs`.)
 
 use crate::runs::{finished, run_captured};

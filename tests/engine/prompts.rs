@@ -200,3 +200,26 @@ fn rendering_fills_the_dto_and_versions_are_content_hashes() {
     assert_eq!(custom.versions()["planner"], versions["planner"]);
     assert_ne!(custom.versions()["composer"], versions["composer"]);
 }
+
+#[test]
+fn the_composer_prompt_shows_the_connective_vocabulary() {
+    let p = Prompts::shipped();
+    let text = &p.get(AgentRole::Composer).text;
+    assert!(!text.contains("{{connectives}}"), "{text}");
+    for w in ["the", "reports", "显示", "约", "not"] {
+        assert!(
+            text.contains(&format!(" {w},"))
+                || text.contains(&format!("、{w}"))
+                || text.contains(&format!(": {w},")),
+            "{w} is not shown: {text}"
+        );
+    }
+    // a cause or sequence link is not a connective
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("English:"))
+        .unwrap();
+    for w in [" because,", " then,", " so,"] {
+        assert!(!line.contains(w), "{line}");
+    }
+}

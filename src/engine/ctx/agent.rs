@@ -316,12 +316,35 @@ impl RunCtx<'_> {
         contract: &str,
         parse: impl Fn(&str) -> Result<T, ParseFailure> + Sync,
     ) -> Result<Result<T, NodeResult>, Unhandled> {
+        self.call_json_agent_checked(attempt, input, contract, parse, &|_: &T| None)
+            .await
+    }
+
+    /// [`Self::call_json_agent`], with a check of the parsed answer whose
+    /// failure is recorded on the step as why the answer was not used
+    /// (the Composer's answer rules), so `trace` and the TUI show it.
+    pub(crate) async fn call_json_agent_checked<T>(
+        &mut self,
+        attempt: u32,
+        input: AgentInput,
+        contract: &str,
+        parse: impl Fn(&str) -> Result<T, ParseFailure> + Sync,
+        check: &(dyn Fn(&T) -> Option<String> + Sync),
+    ) -> Result<Result<T, NodeResult>, Unhandled> {
         let mut messages = self.engine.prompts.render(&input);
         if attempt > 1 {
             messages.push(format_reminder(contract));
         }
+        if let Some(note) = self.state.retry_note.take()
+            && attempt > 1
+        {
+            messages.push(Message::User { content: note });
+        }
         let model_input = step_text(rendered_input(&messages));
-        let parse_error = |r: &ChatResponse| judge(r, &parse).err().map(|n| n.detail);
+        let parse_error = |r: &ChatResponse| match judge(r, &parse) {
+            Err(n) => Some(n.detail),
+            Ok(t) => check(&t),
+        };
         let (call, _) = self
             .call_model(
                 attempt,

@@ -34,6 +34,9 @@ use crate::vocab::dto::{AllowedClaim, ComposerInput};
 pub struct Rejection {
     pub rule: RuleId,
     pub detail: String,
+    /// The word or fact the rejected statement added, when a statement
+    /// rule rejected it.
+    pub word: Option<String>,
 }
 
 impl std::fmt::Display for Rejection {
@@ -129,7 +132,13 @@ pub fn assemble_focused(
     let lang = input.lang;
     let t = titles(lang);
     let on = On::new(rules);
-    let reject = |rule: RuleId, detail: String| Err(Rejection { rule, detail });
+    let reject = |rule: RuleId, detail: String| {
+        Err(Rejection {
+            rule,
+            detail,
+            word: None,
+        })
+    };
     // Free text in place of statements names no claim; with only negative
     // claims there is nothing for it to state (they are templates), so it
     // is simply not shown.
@@ -192,7 +201,11 @@ pub fn assemble_focused(
                 _ => on.facts,
             };
             if enabled {
-                return reject(rule, format!("statements[{i}] {}", a.describe()));
+                return Err(Rejection {
+                    rule,
+                    detail: format!("statements[{i}] {}", a.describe()),
+                    word: Some(a.word().to_string()),
+                });
             }
         }
         if negatives == claims.len() {
@@ -276,11 +289,12 @@ pub fn assemble_focused(
     })
 }
 
-/// A statement whose claims include a root_cause claim and rest only on
-/// knowledge-base text: runbook background (`answer.runbook_background`).
+/// A statement whose claims rest only on knowledge-base text, whatever
+/// their type: runbook background (`answer.runbook_background`), never a
+/// finding or a likely cause. A runbook says what can happen, not what
+/// happened here.
 pub fn runbook_only_cause(claims: &[&AllowedClaim]) -> bool {
-    claims.iter().any(|c| c.claim_type == "root_cause")
-        && claims.iter().all(|c| answer::is_background(c))
+    !claims.is_empty() && claims.iter().all(|c| answer::is_background(c))
 }
 
 /// Lines for the unverified section (or missing information), prefixed;

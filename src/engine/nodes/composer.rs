@@ -24,29 +24,68 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         }
     };
     let input = AgentInput::Composer(Arc::clone(&composer_input));
-    let parsed = ctx
-        .call_json_agent(attempt, input, "composer_output", parse_composer_output)
-        .await?;
-    let output = match parsed {
-        Ok(output) => output,
-        Err(failure) => return Ok(failure),
-    };
     let names = known_names(ctx);
+    let engine = ctx.engine;
     let focus = crate::engine::subjects::Focus::of_claims(
         ctx.state.subjects.clone(),
         &composer_input.allowed_claims,
         &ctx.state.invocations,
     );
-    let assembled = match answer::assemble_focused(
-        &composer_input,
-        &output,
-        &names,
-        &ctx.engine.rules,
-        &mut ctx.state.facts,
-        &focus,
-    ) {
+    // The answer is assembled once, inside the step's check: a rejection
+    // is recorded on the Composer's step (what `trace` and the TUI show)
+    // and the assembled answer is kept for the node.
+    let facts = std::sync::Mutex::new(std::mem::take(&mut ctx.state.facts));
+    let assembled: std::sync::OnceLock<Result<answer::Assembled, answer::Rejection>> =
+        std::sync::OnceLock::new();
+    let check = |output: &crate::vocab::contracts::ComposerOutput| {
+        let r = assembled.get_or_init(|| {
+            let mut f = facts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            answer::assemble_focused(
+                &composer_input,
+                output,
+                &names,
+                &engine.rules,
+                &mut f,
+                &focus,
+            )
+        });
+        r.as_ref().err().map(|e| e.to_string())
+    };
+    let parsed = ctx
+        .call_json_agent_checked(
+            attempt,
+            input,
+            "composer_output",
+            parse_composer_output,
+            &check,
+        )
+        .await;
+    ctx.state.facts = facts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let output = match parsed? {
+        Ok(output) => output,
+        Err(failure) => return Ok(failure),
+    };
+    let result = match assembled.into_inner() {
+        Some(r) => r,
+        None => answer::assemble_focused(
+            &composer_input,
+            &output,
+            &names,
+            &engine.rules,
+            &mut ctx.state.facts,
+            &focus,
+        ),
+    };
+    let assembled = match result {
         Ok(a) => a,
-        Err(rejection) => return Ok(invalid(&rejection.to_string())),
+        Err(rejection) => {
+            ctx.state.retry_note = Some(retry_note(&rejection));
+            return Ok(invalid(&rejection.to_string()));
+        }
     };
     let verdict = composer_input.verdict;
     let mut detail = format!(
@@ -63,6 +102,25 @@ pub(crate) async fn run(ctx: &mut RunCtx<'_>, attempt: u32) -> Result<NodeResult
         outcome: Outcome::Completed,
         detail,
     })
+}
+
+/// What the Composer's technical retry is told about its rejected output:
+/// the rule, and the word its evidence did not ground.
+fn retry_note(r: &answer::Rejection) -> String {
+    let word = r
+        .word
+        .as_deref()
+        .map(|w| {
+            format!(
+                " The word {:?} is not grounded in the verified evidence of the claims it names: leave it out, or say only what the evidence says, in its words, the connective words and the equivalences.",
+                crate::text::clean(w, 80)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "Your previous statements were rejected under rule {}.{word}",
+        r.rule.as_str()
+    )
 }
 
 /// Service names the sources know, lower case: a single-word one is a

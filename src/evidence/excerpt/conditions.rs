@@ -1,8 +1,8 @@
 //! A condition or modal the ref puts on a clause is part of what it says:
 //! "当连接池耗尽时" (when the pool is exhausted) is a runbook's condition,
 //! not an observation, and "requests may time out" is not "requests time
-//! out". An excerpt that quotes such a clause keeps its marker (red team
-//! H10), like a negation (`binding.excerpt_polarity`).
+//! out". An excerpt that quotes such a clause keeps its marker, like a
+//! negation (`binding.excerpt_polarity`).
 
 use super::{unit_matches, units};
 use crate::evidence::facts::{FactText, Join};

@@ -39,7 +39,7 @@ fn quotes_and_field_reorderings_pass() {
         assert_eq!(check(ok, LOG), Ok(()), "{ok}");
     }
     assert_eq!(check("当连接池耗尽时请求会在30000ms后超时", KB), Ok(()));
-    // the runbook's condition is part of what it says (red team H10)
+    // the runbook's condition is part of what it says
     assert!(check("连接池耗尽时请求会在30000ms后超时", KB).is_err());
     assert_eq!(check("数据库连接不可用，请求超时", ZH_LOG), Ok(()));
 }

@@ -96,7 +96,15 @@ pub fn recombined(
             Item::Ident(key)
         } else {
             match p.kind {
-                Kind::Number if text != "one" => {
+                // a number no text holds as written (a fraction of a unit,
+                // an approximation) is the allowlist's to judge, not a fact
+                // to place in one text
+                Kind::Number
+                    if text != "one"
+                        && evidence.iter().any(|e| {
+                            !number_at(e, text, unit_after(statement, first)).is_empty()
+                        }) =>
+                {
                     Item::Number(text.to_string(), unit_after(statement, first))
                 }
                 Kind::Word | Kind::Filler if names.iter().any(|n| n == text) => {

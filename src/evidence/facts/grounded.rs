@@ -29,7 +29,7 @@
 //! healthy", "已经排除" and "一切正常" are caught by their state words,
 //! whatever surrounds them.
 
-use super::{FactText, Join, Kind, number_value, quantities_match, states, unit_after};
+use super::{FactText, Join, Kind, number_value, states, unit_after};
 
 /// What a statement adds to its evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -358,7 +358,7 @@ pub(super) fn number_at(e: &FactText, text: &str, unit: &str) -> Vec<usize> {
                 } else {
                     ""
                 };
-                quantities_match(text, unit, e.text(q), ub)
+                crate::evidence::ground::same_quantity(text, unit, e.text(q), ub)
             }
         })
         .map(|(j, _)| j)
@@ -373,7 +373,7 @@ fn has_unit(text: &str, unit: &str) -> bool {
 /// Whether `e`'s number part `j` is the unitless tail of an identifier
 /// (`HikariPool-1`, `db-01`), not a `key=value` value: "timed out after 1
 /// hour" must not rest on the `1` of `HikariPool-1`.
-fn in_identifier(e: &FactText, j: usize) -> bool {
+pub(crate) fn in_identifier(e: &FactText, j: usize) -> bool {
     let parts = e.parts();
     let Some(q) = parts.get(j) else { return false };
     q.join == Join::Joined

@@ -82,9 +82,10 @@ fn links_need_one_text_that_states_them() {
 fn values_compare_by_value() {
     let e = &[(LOG, "query_logs")];
     assert_eq!(check("timed out after 30 seconds", e), None);
+    assert_eq!(check("timed out after half a minute", e), None);
     assert_eq!(
-        check("timed out after half a minute", e).map(|u| u.kind),
-        Some(UngroundedKind::Word)
+        check("timed out after half an hour", e).map(|u| u.kind),
+        Some(UngroundedKind::Number)
     );
     assert_eq!(
         check("timed out after 31 seconds", e).map(|u| u.kind),

@@ -1,5 +1,5 @@
-//! Second red-team pass over the answer check: wordings a model plausibly
-//! writes that the first fixes (gate_holes*.rs) still let through, each
+//! The answer check against wordings a model plausibly
+//! writes that the first fixes (the first statement-check tests) still let through, each
 //! fixed as a class with the honest wordings next to it that must pass.
 //!
 //! - a cause stated with a clause-opening "so" ("X, so Y", "X. So Y",
@@ -13,8 +13,8 @@
 //! - "for an hour" / "a day" (a count of one) against 25m;
 //! - "after 1 minute" resting on the `1` of `HikariPool-1`.
 
-use crate::gate_holes::{CPU, LOG, statement};
-use crate::redteam::{compose, composer, honest_composer};
+use crate::answer_rules_engine::{compose, composer, honest_composer};
+use crate::statement_paraphrase::{CPU, LOG, statement};
 use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::graph::Outcome;
 
@@ -55,7 +55,7 @@ fn so_is_a_link_only_where_one_evidence_text_states_one() {
         assert!(statement(s, &[ev]).is_some(), "{s}");
     }
     // the link stated inside one evidence text stands
-    let kb = crate::gate_holes::KB;
+    let kb = crate::statement_paraphrase::KB;
     assert_eq!(
         statement(
             "Slow queries hold connections for a long time, so the pool is exhausted.",

@@ -1,16 +1,16 @@
-//! The holes the red team found in the answer check (notes: H1..H11), each
+//! Honest paraphrases of the answer check, each
 //! fixed as a class: rule-level tables in English and Chinese (the honest
 //! paraphrases that must pass next to the lies that must fail) and runs
-//! through the engine on the red team's run shape (`redteam.rs`).
+//! through the engine on the adversarial run shape (`answer_rules_engine.rs`).
 //!
-//! This file: H7, honest wording that was over-rejected (Chinese words
+//! This file: honest wording that was over-rejected (Chinese words
 //! with a negator character inside, 无法 against "not", exact unit
 //! conversions, English month names and year-less 月日). Cause words:
-//! `gate_holes_cause.rs`; state words and the unverified section:
-//! `gate_holes_states.rs`.
+//! `statement_links.rs`; state words and the unverified section:
+//! `statement_polarity.rs`.
 
+use crate::answer_rules_engine::{compose, composer, honest_composer};
 use crate::helpers::{evidence, invocation};
-use crate::redteam::{compose, composer, honest_composer};
 use diagraph::engine::nodes::gatekeeper::{GatekeeperRules, check};
 use diagraph::evidence::answer::check_text;
 use diagraph::evidence::facts::grounded::Added;
@@ -104,7 +104,7 @@ pub fn gate(path: &str, ref_text: &str, excerpt: &str) -> bool {
 }
 
 #[test]
-fn h7_honest_chinese_and_english_paraphrases_pass() {
+fn honest_chinese_and_english_paraphrases_pass() {
     for (s, ev) in [
         // 级别 特别 是否 能否 区别: a negator character inside a word
         (
@@ -161,7 +161,7 @@ fn h7_honest_chinese_and_english_paraphrases_pass() {
 }
 
 #[test]
-fn h7_the_same_forms_still_catch_a_real_negation_or_a_wrong_value() {
+fn the_same_forms_still_catch_a_real_negation_or_a_wrong_value() {
     for (s, ev) in [
         // a real negator next to the words that no longer count
         (
@@ -188,7 +188,7 @@ fn h7_the_same_forms_still_catch_a_real_negation_or_a_wrong_value() {
 }
 
 #[test]
-fn h7_excerpts_quote_a_log_line_with_its_own_timestamp_in_any_rendering() {
+fn excerpts_quote_a_log_line_with_its_own_timestamp_in_any_rendering() {
     for excerpt in [
         "Jul 8 23:05:28 ERROR order-service HikariPool-1 - Connection is not available",
         "July 8, 23:05:28 ERROR order-service HikariPool-1 - Connection is not available",
@@ -214,7 +214,7 @@ fn h7_excerpts_quote_a_log_line_with_its_own_timestamp_in_any_rendering() {
 }
 
 #[tokio::test]
-async fn h7_honest_chinese_statements_complete_on_the_first_composer_reply() {
+async fn honest_chinese_statements_complete_on_the_first_composer_reply() {
     for (zh, s, ids) in [
         (
             true,

@@ -3,7 +3,7 @@
 //! neutral lead-in, passes, whatever cause, scope, state, comparison,
 //! severity, condition or time words the text holds (English and Chinese).
 
-use crate::gate_holes::{claim_on, names};
+use crate::statement_paraphrase::{claim_on, names};
 use diagraph::evidence::answer::check_text;
 use proptest::prelude::*;
 

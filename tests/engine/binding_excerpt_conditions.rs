@@ -1,18 +1,20 @@
-//! H10: an excerpt keeps the condition or modal of the ref clause it
+//! an excerpt keeps the condition or modal of the ref clause it
 //! quotes (当…时, 如果, 可能, 应; if, when, may, should), so a runbook's
 //! condition cannot become an observation; and a service name alone
 //! (`order-service`) is one fact, too little to identify one ref.
 
-use crate::gate_holes::{LOG, gate};
-use crate::redteam::{LOG_EXCERPT, bind, claim, executor, honest_claims, scenario, verifier};
+use crate::answer_rules_engine::{
+    LOG_EXCERPT, bind, claim, executor, honest_claims, scenario, verifier,
+};
 use crate::runs::{gatekeeper_results, run_scenario};
+use crate::statement_paraphrase::{LOG, gate};
 
 const KB_ZH: &str = "[database] runbooks/db.md > 连接池: 当连接池耗尽时，请求会在 30000ms 后超时，应检查慢查询和最大连接数 maximumPoolSize=20";
 const KB_EN: &str = "[database] runbooks/db.md > Pool: if the HikariCP pool is exhausted, requests may time out after 30000ms; check slow queries and maximumPoolSize=20";
 const ALERT_ZH: &str = "告警=CPU使用率过高 服务=payment-service 级别=严重 状态=触发 当前值=92% 说明=应用 CPU 使用率高于 90%";
 
 #[test]
-fn h10_an_excerpt_that_drops_the_refs_condition_fails() {
+fn an_excerpt_that_drops_the_refs_condition_fails() {
     let kb = "$.logs[0]";
     for excerpt in [
         "连接池耗尽",
@@ -53,7 +55,7 @@ fn h10_an_excerpt_that_drops_the_refs_condition_fails() {
 }
 
 #[test]
-fn h10_a_service_name_alone_does_not_identify_a_ref() {
+fn a_service_name_alone_does_not_identify_a_ref() {
     assert!(!gate("$.logs[0]", LOG, "order-service"));
     assert!(!gate("$.logs[0]", LOG, "order\u{2011}service"));
     assert!(gate("$.logs[0]", LOG, "order-service HikariPool-1"));
@@ -61,7 +63,7 @@ fn h10_a_service_name_alone_does_not_identify_a_ref() {
 }
 
 #[tokio::test]
-async fn h10_a_service_name_alone_binds_nothing_through_the_engine() {
+async fn a_service_name_alone_binds_nothing_through_the_engine() {
     let mut claims = honest_claims();
     claims[2] = claim(
         "c-log",

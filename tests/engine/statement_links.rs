@@ -1,4 +1,4 @@
-//! H1: cause words. Two verified facts do not verify that one caused the
+//! cause words. Two verified facts do not verify that one caused the
 //! other, and a runbook's "likely causes" are not what happened here. A
 //! statement with a cause word rests on one evidence text that states the
 //! cause (`answer.statement_cause`); a root_cause claim resting only on
@@ -6,8 +6,8 @@
 //! (`answer.runbook_background`), in the Composer's answer and the
 //! fallback alike.
 
-use crate::gate_holes::{CPU, KB, LAT, LOG, claim_on, names, statement};
-use crate::redteam::{compose, composer, honest_composer};
+use crate::answer_rules_engine::{compose, composer, honest_composer};
+use crate::statement_paraphrase::{CPU, KB, LAT, LOG, claim_on, names, statement};
 use diagraph::evidence::answer::check_text;
 use diagraph::evidence::facts::grounded::Added;
 use diagraph::vocab::dto::AllowedClaim;
@@ -20,7 +20,7 @@ fn is_cause(a: &Option<Added>) -> bool {
 }
 
 #[test]
-fn h1_a_cause_between_two_facts_is_rejected_in_english_and_chinese() {
+fn a_cause_between_two_facts_is_rejected_in_english_and_chinese() {
     for (s, ev) in [
         (
             "payment-service HighCPUUsage at 92 caused the order-service HikariPool-1 connection timeouts after 30000ms.",
@@ -79,7 +79,7 @@ fn h1_a_cause_between_two_facts_is_rejected_in_english_and_chinese() {
 }
 
 #[test]
-fn h1_a_cause_its_own_evidence_states_passes() {
+fn a_cause_its_own_evidence_states_passes() {
     for (s, ev) in [
         // the log line states the cause itself
         (
@@ -115,7 +115,7 @@ fn h1_a_cause_its_own_evidence_states_passes() {
 }
 
 #[test]
-fn h1_a_hedged_label_stands_only_on_an_observed_root_cause_claim() {
+fn a_hedged_label_stands_only_on_an_observed_root_cause_claim() {
     let observed = claim_on("c-root", "root_cause", "query_metrics", &[CPU, LOG]);
     let runbook = claim_on("c-kb", "root_cause", "lookup_knowledge", &[CPU, LOG]);
     let observation = claim_on("c-obs", "observation", "query_metrics", &[CPU, LOG]);
@@ -132,7 +132,7 @@ fn h1_a_hedged_label_stands_only_on_an_observed_root_cause_claim() {
 }
 
 #[tokio::test]
-async fn h1_a_cause_between_two_facts_is_rejected_through_the_engine() {
+async fn a_cause_between_two_facts_is_rejected_through_the_engine() {
     for (zh, s) in [
         (
             false,
@@ -216,7 +216,7 @@ text = '''{{"verdict": "PASS", "groundedness_score": 1.0, "facts_checked": [{{"c
 }
 
 #[tokio::test]
-async fn h1_a_root_cause_only_a_runbook_states_is_background_never_a_likely_cause() {
+async fn a_root_cause_only_a_runbook_states_is_background_never_a_likely_cause() {
     for (zh, st) in [
         (
             false,

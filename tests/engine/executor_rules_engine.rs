@@ -1,10 +1,10 @@
-//! Red team, Executor and Verifier side, through the engine: doctored
+//! Executor and Verifier rules through the engine: doctored
 //! excerpts, respelt enums and claim ids, foreign or made-up invocation
 //! ids, JSON with duplicate keys, and a Verifier that refers to claims
 //! loosely. Each asserts the rule that catches it and that the lie never
-//! reaches the answer. (Run shape and helpers: `redteam.rs`.)
+//! reaches the answer. (Run shape and helpers: `answer_rules_engine.rs`.)
 
-use crate::redteam::{
+use crate::answer_rules_engine::{
     ALL, CPU_EXCERPT, LOG_EXCERPT, bind, claim, compose, composer, executor, honest_claims,
     honest_composer, scenario, verifier,
 };

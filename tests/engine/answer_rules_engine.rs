@@ -1,8 +1,8 @@
-//! Red team: adversarial Executor, Verifier and Composer outputs driven
+//! Answer rules through the engine: adversarial Executor, Verifier and Composer outputs driven
 //! through the engine, each asserting the safe outcome (the statement is
 //! rejected by its rule, the run falls back, or the lie never reaches the
 //! answer). English and Chinese. The Gatekeeper's excerpt attacks at the
-//! rule level: `redteam_excerpts.rs`.
+//! rule level: `binding_excerpts_zh.rs`.
 //!
 //! One run shape serves every attack: the Executor queries every alert,
 //! order-service's ERROR logs and inventory-service's ERROR logs (found

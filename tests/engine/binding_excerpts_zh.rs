@@ -1,5 +1,5 @@
-//! Red team, the Gatekeeper's excerpt rules at the rule level on Chinese
-//! refs (the shop pack's evidence is English; `redteam_executor.rs`
+//! The Gatekeeper's excerpt rules at the rule level on Chinese
+//! refs (the shop pack's evidence is English; `executor_rules_engine.rs`
 //! drives the English attacks through the engine): every doctored quote
 //! fails by its rule, every faithful one passes.
 

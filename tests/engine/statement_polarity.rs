@@ -1,12 +1,12 @@
-//! H2: state and health words beyond the excerpt rules' lists (ready,
+//! state and health words beyond the excerpt rules' lists (ready,
 //! working, silenced, benign, 畅通, 已解除, 误报...) may be said only when
-//! the evidence says them, verbatim or as the same concept. H9: a line of
+//! the evidence says them, verbatim or as the same concept. a line of
 //! the unverified section that concludes the system is resolved or
 //! ignorable ("no action needed", 告警已解除, 可以忽略) is dropped and
 //! recorded with `answer.unverified_conclusion`.
 
-use crate::gate_holes::{CPU, LAT, LOG, statement};
-use crate::redteam::{compose, composer, honest_composer};
+use crate::answer_rules_engine::{compose, composer, honest_composer};
+use crate::statement_paraphrase::{CPU, LAT, LOG, statement};
 use diagraph::evidence::facts::FactText;
 use diagraph::evidence::facts::grounded::concludes;
 use diagraph::vocab::graph::{NodeId, Outcome};
@@ -17,7 +17,7 @@ const POOL: &str = "2026-07-08T23:05:40Z WARN order-service HikariPool-1 - Pool 
 const READY: &str = "2026-07-08T23:20:00Z INFO order-service HikariPool-1 - Pool is ready again, all connections are working";
 
 #[test]
-fn h2_a_state_the_evidence_does_not_say_is_rejected_in_english_and_chinese() {
+fn a_state_the_evidence_does_not_say_is_rejected_in_english_and_chinese() {
     for (s, ev) in [
         (
             "order-service HikariPool-1 connections are ready again.",
@@ -63,7 +63,7 @@ fn h2_a_state_the_evidence_does_not_say_is_rejected_in_english_and_chinese() {
 }
 
 #[test]
-fn h2_a_state_the_evidence_says_passes_in_its_words_or_as_its_concept() {
+fn a_state_the_evidence_says_passes_in_its_words_or_as_its_concept() {
     for (s, ev) in [
         ("inventory-service DiskUsageHigh is resolved.", RESOLVED),
         ("inventory-service 的 DiskUsageHigh 告警已解除。", RESOLVED),
@@ -93,7 +93,7 @@ fn h2_a_state_the_evidence_says_passes_in_its_words_or_as_its_concept() {
 }
 
 #[test]
-fn h9_unverified_lines_that_conclude_resolved_or_ignorable_are_found() {
+fn unverified_lines_that_conclude_resolved_or_ignorable_are_found() {
     for s in [
         "No action needed: payment-service has recovered and the alert resolved",
         "inventory-service is clean, skip it",
@@ -121,7 +121,7 @@ fn h9_unverified_lines_that_conclude_resolved_or_ignorable_are_found() {
 }
 
 #[tokio::test]
-async fn h2_a_state_the_evidence_does_not_say_is_rejected_through_the_engine() {
+async fn a_state_the_evidence_does_not_say_is_rejected_through_the_engine() {
     for (zh, s, ids) in [
         (
             true,
@@ -157,7 +157,7 @@ async fn h2_a_state_the_evidence_does_not_say_is_rejected_through_the_engine() {
 }
 
 #[tokio::test]
-async fn h9_a_next_step_that_concludes_is_dropped_and_recorded() {
+async fn a_next_step_that_concludes_is_dropped_and_recorded() {
     for (zh, step) in [
         (
             false,

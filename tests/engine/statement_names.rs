@@ -1,17 +1,17 @@
-//! H3: the facts of one clause (identifiers, service names, numbers)
+//! the facts of one clause (identifiers, service names, numbers)
 //! come from one evidence text, so two claims' facts cannot be recombined.
 //!
-//! H4: a known service name is the same name however it is written: with
+//! a known service name is the same name however it is written: with
 //! any dash (U+2010..U+2015, U+2212), with a space or nothing between its
 //! parts, or as its distinctive stem alone ("inventory timed out"). A
 //! statement may name it only when its evidence does.
 
-use crate::gate_holes::{CPU, LAT, LOG, statement};
-use crate::redteam::{compose, composer, honest_composer};
+use crate::answer_rules_engine::{compose, composer, honest_composer};
+use crate::statement_paraphrase::{CPU, LAT, LOG, statement};
 use diagraph::vocab::graph::Outcome;
 
 #[test]
-fn h4_a_service_name_in_any_spelling_must_be_in_the_evidence() {
+fn a_service_name_in_any_spelling_must_be_in_the_evidence() {
     for (s, ev) in [
         (
             "order-service HikariPool-1 timeouts (30000ms) also hit payment\u{2011}service.",
@@ -44,7 +44,7 @@ fn h4_a_service_name_in_any_spelling_must_be_in_the_evidence() {
 }
 
 #[test]
-fn h4_a_service_name_the_evidence_holds_passes_in_any_spelling() {
+fn a_service_name_the_evidence_holds_passes_in_any_spelling() {
     for (s, ev) in [
         (
             "The payment service HighCPUUsage alert is firing at 92.",
@@ -64,7 +64,7 @@ fn h4_a_service_name_the_evidence_holds_passes_in_any_spelling() {
 }
 
 #[tokio::test]
-async fn h4_a_name_without_its_hyphen_is_rejected_through_the_engine() {
+async fn a_name_without_its_hyphen_is_rejected_through_the_engine() {
     for s in [
         "order-service HikariPool-1 timeouts (30000ms) also hit payment\u{2011}service.",
         "order-service and the payment service both time out after 30000ms.",
@@ -87,7 +87,7 @@ async fn h4_a_name_without_its_hyphen_is_rejected_through_the_engine() {
 }
 
 #[test]
-fn h3_facts_of_one_clause_come_from_one_evidence_text() {
+fn facts_of_one_clause_come_from_one_evidence_text() {
     for (s, ev) in [
         (
             "order-service has a critical HighCPUUsage alert firing at 92.",
@@ -145,7 +145,7 @@ fn h3_facts_of_one_clause_come_from_one_evidence_text() {
 }
 
 #[tokio::test]
-async fn h3_recombined_facts_are_rejected_through_the_engine() {
+async fn recombined_facts_are_rejected_through_the_engine() {
     for (s, ids) in [
         (
             "order-service has a critical HighCPUUsage alert firing at 92.",

@@ -1,16 +1,16 @@
-//! H6: comparison words (less than, at most, 小于, 以下, 不足; more than,
-//! at least, 大于, 以上, 高达) are states the evidence must say. H8:
+//! comparison words (less than, at most, 小于, 以下, 不足; more than,
+//! at least, 大于, 以上, 高达) are states the evidence must say. And
 //! severity and metric words (critical, warning, minor, memory, disk,
 //! latency, average; 严重, 警告, 轻微, 内存, 磁盘, 延迟, 平均) are facts
 //! the evidence must hold, so a reading is not moved to another metric or
-//! severity. H5: scope, quantity, change and relative-time words likewise.
+//! severity. scope, quantity, change and relative-time words likewise.
 
-use crate::gate_holes::{CPU, LAT, LOG, statement};
-use crate::redteam::{compose, composer, honest_composer};
+use crate::answer_rules_engine::{compose, composer, honest_composer};
+use crate::statement_paraphrase::{CPU, LAT, LOG, statement};
 use diagraph::vocab::graph::Outcome;
 
 #[test]
-fn h6_a_comparison_the_evidence_does_not_make_is_rejected() {
+fn a_comparison_the_evidence_does_not_make_is_rejected() {
     for (s, ev) in [
         ("payment-service CPU usage is less than 90%.", CPU),
         ("payment-service CPU usage is at most 92%.", CPU),
@@ -34,7 +34,7 @@ fn h6_a_comparison_the_evidence_does_not_make_is_rejected() {
 }
 
 #[test]
-fn h8_a_severity_or_metric_the_evidence_does_not_name_is_rejected() {
+fn a_severity_or_metric_the_evidence_does_not_name_is_rejected() {
     for (s, ev) in [
         ("payment-service memory usage is at 92.", CPU),
         ("payment-service 的内存使用率为 92%。", CPU),
@@ -69,7 +69,7 @@ fn h8_a_severity_or_metric_the_evidence_does_not_name_is_rejected() {
 }
 
 #[tokio::test]
-async fn h6_h8_swapped_comparisons_and_metrics_are_rejected_through_the_engine() {
+async fn swapped_comparisons_and_metrics_are_rejected_through_the_engine() {
     for (zh, s, rule) in [
         (
             true,
@@ -103,11 +103,11 @@ async fn h6_h8_swapped_comparisons_and_metrics_are_rejected_through_the_engine()
     }
 }
 
-/// H5: scope, quantity, change and relative-time words the evidence does
+/// scope, quantity, change and relative-time words the evidence does
 /// not say (all, every, only, many, doubled, yesterday; 所有, 全部, 只有,
 /// 大部分, 偶尔, 翻倍, 昨天) widen or narrow what it says.
 #[test]
-fn h5_a_scope_quantity_change_or_relative_time_the_evidence_lacks_is_rejected() {
+fn a_scope_quantity_change_or_relative_time_the_evidence_lacks_is_rejected() {
     for (s, ev) in [
         (
             "All order-service requests time out after 30000ms, every minute.",
@@ -148,7 +148,7 @@ fn h5_a_scope_quantity_change_or_relative_time_the_evidence_lacks_is_rejected() 
 }
 
 #[tokio::test]
-async fn h5_a_widened_statement_is_rejected_through_the_engine() {
+async fn a_widened_statement_is_rejected_through_the_engine() {
     for (zh, s, ids) in [
         (
             false,
@@ -178,11 +178,11 @@ async fn h5_a_widened_statement_is_rejected_through_the_engine() {
     }
 }
 
-/// H11: a magnitude word no unit table knows (兆, 万, mega) changes the
+/// a magnitude word no unit table knows (兆, 万, mega) changes the
 /// number, and an approximate amount ("half an hour", 大约, 左右) is not
 /// the reading.
 #[test]
-fn h11_unknown_magnitudes_and_approximations_are_rejected() {
+fn unknown_magnitudes_and_approximations_are_rejected() {
     for (s, ev) in [
         ("payment-service 的 CPU 达到 92 兆。", CPU),
         ("payment-service 的 CPU 达到 92 万。", CPU),
