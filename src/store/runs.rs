@@ -20,10 +20,10 @@ const TEXT_MATCHES: &str = " AND (LOWER(query) LIKE ? ESCAPE '!' OR LOWER(sessio
      OR LOWER(status) LIKE ? ESCAPE '!' OR LOWER(COALESCE(effective_verdict, '')) LIKE ? ESCAPE '!' \
      OR CAST(id AS CHAR) LIKE ? ESCAPE '!')";
 
-/// The FROM and WHERE of the runs `q` selects, its `before` cursor
-/// included when `paged`.
-fn matching(q: &RunQuery, paged: bool) -> String {
-    let mut sql = String::from("FROM diagnosis_run WHERE agent_flow = 'CHAT'");
+/// The FROM and WHERE of the runs `q` selects from `table`, its `before`
+/// cursor included when `paged`.
+fn matching(table: &str, q: &RunQuery, paged: bool) -> String {
+    let mut sql = format!("FROM {table} WHERE agent_flow = 'CHAT'");
     if paged && q.before.is_some() {
         sql.push_str(" AND id < ?");
     }
@@ -108,7 +108,7 @@ fn like_pattern(text: &str) -> String {
     p
 }
 
-/// Binds the filters `matching(q, paged)` put in, in their order.
+/// Binds the filters `matching(_, q, paged)` put in, in their order.
 macro_rules! bind_matching {
     ($query:expr, $q:expr, $paged:expr) => {{
         let mut query = $query;
@@ -145,7 +145,7 @@ impl Store {
     pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let sql = format!(
             "{LIST_COLUMNS}{} ORDER BY id DESC LIMIT ?",
-            matching(q, true)
+            matching(self.db.runs_newest_first(), q, true)
         );
         with_pool!(&self.db, p => {
             let rows = bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, true)
@@ -158,7 +158,10 @@ impl Store {
     /// How many runs match `q`'s filters (its limit and `before` left
     /// aside).
     pub async fn count_runs(&self, q: &RunQuery) -> Result<u64, StoreError> {
-        let sql = format!("SELECT COUNT(*) AS n {}", matching(q, false));
+        let sql = format!(
+            "SELECT COUNT(*) AS n {}",
+            matching("diagnosis_run", q, false)
+        );
         with_pool!(&self.db, p => {
             bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, false)
                 .fetch_one(p).await.and_then(|r| r.uint("n")).map_err(query_error)
