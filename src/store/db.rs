@@ -34,6 +34,18 @@ impl Db {
         }
     }
 
+    /// The run table as a page of the run list reads it, newest first
+    /// from a cursor. MariaDB otherwise picks the list index by its
+    /// `agent_flow` prefix alone and walks every run newer than the cursor
+    /// (seconds per page at 100,000 runs); the primary key reads just the
+    /// page. SQLite reads the list index, which holds every listed column.
+    pub(crate) fn runs_newest_first(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "diagnosis_run",
+            Db::MySql(_) => "diagnosis_run FORCE INDEX (PRIMARY)",
+        }
+    }
+
     pub(crate) async fn close(&self) {
         with_pool!(self, p => p.close().await)
     }

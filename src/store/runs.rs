@@ -8,17 +8,41 @@ use crate::store::{Store, StoreError};
 use crate::vocab::contracts::Verdict;
 use crate::vocab::run::{RunStatus, RunSummary};
 
-// A filter left out binds NULL, so one SQL text serves every combination.
-// Every column here is in the list index (idx_run_list), so a list reads
-// no run's large texts. The text filter is a case-insensitive substring of
-// the id, status, verdict, session or question, as the TUI's filter is
-// (`!` escapes LIKE's wildcards: a backslash means different things to the
-// two dialects).
-const MATCHING: &str = "FROM diagnosis_run WHERE agent_flow = 'CHAT' \
-     AND (? IS NULL OR id < ?) AND (? IS NULL OR status = ?) AND (? IS NULL OR session_id = ?) \
-     AND (? IS NULL OR LOWER(query) LIKE ? ESCAPE '!' OR LOWER(session_id) LIKE ? ESCAPE '!' \
+// Only the filters a query sets are in its SQL (`matching`): a
+// `? IS NULL OR ...` form would keep MySQL from walking the list index
+// from `before` down, and make every page scan from the newest run.
+// Every column here is in the list index (idx_run_list), so on SQLite a
+// list reads no run's large texts. The text filter is a case-insensitive
+// substring of the id, status, verdict, session or question, as the
+// TUI's filter is (`!` escapes LIKE's wildcards: a backslash means
+// different things to the two dialects).
+const TEXT_MATCHES: &str = " AND (LOWER(query) LIKE ? ESCAPE '!' OR LOWER(session_id) LIKE ? ESCAPE '!' \
      OR LOWER(status) LIKE ? ESCAPE '!' OR LOWER(COALESCE(effective_verdict, '')) LIKE ? ESCAPE '!' \
      OR CAST(id AS CHAR) LIKE ? ESCAPE '!')";
+
+/// The FROM and WHERE of the runs `q` selects from `table`, its `before`
+/// cursor included when `paged`.
+fn matching(table: &str, q: &RunQuery, paged: bool) -> String {
+    let mut sql = format!("FROM {table} WHERE agent_flow = 'CHAT'");
+    if paged && q.before.is_some() {
+        sql.push_str(" AND id < ?");
+    }
+    if q.status.is_some() {
+        sql.push_str(" AND status = ?");
+    }
+    if q.session_id.is_some() {
+        sql.push_str(" AND session_id = ?");
+    }
+    if has_text(q) {
+        sql.push_str(TEXT_MATCHES);
+    }
+    sql
+}
+
+fn has_text(q: &RunQuery) -> bool {
+    q.text.as_deref().is_some_and(|t| !t.is_empty())
+}
+
 // A run's cost is the sum of its steps' (NULL while none was priced).
 const LIST_COLUMNS: &str = "SELECT id, session_id, status, effective_verdict, degraded, \
      total_duration_ms, total_token_count, query, created_at, rerun_of, \
@@ -84,23 +108,27 @@ fn like_pattern(text: &str) -> String {
     p
 }
 
-/// Binds the `MATCHING` filters of `q`, in their order.
+/// Binds the filters `matching(_, q, paged)` put in, in their order.
 macro_rules! bind_matching {
-    ($query:expr, $q:expr, $status:expr, $like:expr) => {
-        $query
-            .bind($q.before)
-            .bind($q.before)
-            .bind($status)
-            .bind($status)
-            .bind($q.session_id.as_deref())
-            .bind($q.session_id.as_deref())
-            .bind($like)
-            .bind($like)
-            .bind($like)
-            .bind($like)
-            .bind($like)
-            .bind($like)
-    };
+    ($query:expr, $q:expr, $paged:expr) => {{
+        let mut query = $query;
+        if $paged && let Some(before) = $q.before {
+            query = query.bind(before);
+        }
+        if let Some(status) = $q.status {
+            query = query.bind(status.as_str());
+        }
+        if let Some(session) = $q.session_id.as_deref() {
+            query = query.bind(session);
+        }
+        if has_text($q) {
+            let like = like_pattern($q.text.as_deref().unwrap_or_default());
+            for _ in 0..5 {
+                query = query.bind(like.clone());
+            }
+        }
+        query
+    }};
 }
 
 impl Store {
@@ -117,32 +145,27 @@ impl Store {
     /// A page of runs matching `q`, newest first.
     #[tracing::instrument(level = "debug", skip_all, err(level = "warn"))]
     pub async fn query_runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        let status = q.status.map(RunStatus::as_str);
-        let like = q
-            .text
-            .as_deref()
-            .filter(|t| !t.is_empty())
-            .map(like_pattern);
-        let sql = format!("{LIST_COLUMNS}{MATCHING} ORDER BY id DESC LIMIT ?");
+        let sql = format!(
+            "{LIST_COLUMNS}{} ORDER BY id DESC LIMIT ?",
+            matching(self.db.runs_newest_first(), q, true)
+        );
         with_pool!(&self.db, p => {
-            let rows = bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())
+            let rows = bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, true)
                 .bind(to_i64(q.limit))
                 .fetch_all(p).await.map_err(query_error)?;
             rows.iter().map(summary).collect::<Result<Vec<_>, _>>().map_err(query_error)
         })
     }
 
-    /// How many runs match `q`'s filters (its limit left aside).
+    /// How many runs match `q`'s filters (its limit and `before` left
+    /// aside).
     pub async fn count_runs(&self, q: &RunQuery) -> Result<u64, StoreError> {
-        let status = q.status.map(RunStatus::as_str);
-        let like = q
-            .text
-            .as_deref()
-            .filter(|t| !t.is_empty())
-            .map(like_pattern);
-        let sql = format!("SELECT COUNT(*) AS n {MATCHING}");
+        let sql = format!(
+            "SELECT COUNT(*) AS n {}",
+            matching("diagnosis_run", q, false)
+        );
         with_pool!(&self.db, p => {
-            bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, status, like.as_deref())
+            bind_matching!(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), q, false)
                 .fetch_one(p).await.and_then(|r| r.uint("n")).map_err(query_error)
         })
     }
