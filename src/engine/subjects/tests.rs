@@ -6,7 +6,7 @@ fn held() -> HeldNames {
     HeldNames {
         services: vec![
             "sshd".into(),
-            "hdfs-datanode".into(),
+            "blob-datanode".into(),
             "payment-service".into(),
             "web-frontend".into(),
             "kernel".into(),
@@ -42,7 +42,7 @@ fn names_resolve_across_case_punctuation_daemons_suites_aliases_and_chinese() {
         vec!["sshd"],
         "a suite finds its program"
     );
-    assert_eq!(resolved("datanode"), vec!["hdfs-datanode"]);
+    assert_eq!(resolved("datanode"), vec!["blob-datanode"]);
     assert_eq!(resolved("storefront"), vec!["web-frontend"], "an alias");
     assert_eq!(
         resolved("支付服务"),
