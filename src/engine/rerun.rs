@@ -63,13 +63,59 @@ pub fn rerun_engine(
         &backends,
         Arc::clone(&state),
     );
+    let catalog = match recorded_names(trace) {
+        Some(names) if base.catalog.services.is_empty() => Arc::new(
+            crate::vocab::catalog::Catalog {
+                services: names.services.clone().into(),
+                ..(*base.catalog).clone()
+            }
+            .with_names(names),
+        ),
+        _ => Arc::clone(&base.catalog),
+    };
     let engine = Engine {
         model: Arc::new(model),
         tools: Arc::new(tools),
         config,
+        catalog,
         ..base.clone()
     };
     Ok((engine, state))
+}
+
+/// The names the stored run's first Planner was told the sources hold
+/// (`known_services`, `aliases`): a rerun without the run's pack resolves
+/// the question's subjects against the same names.
+fn recorded_names(trace: &RunTrace) -> Option<crate::vocab::catalog::HeldNames> {
+    let step = trace.steps.iter().find(|s| s.agent_name == "planner")?;
+    let input: serde_json::Value = serde_json::from_str(&step.model_input).ok()?;
+    let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
+        v.and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let services = strings(input.get("known_services"));
+    let aliases: Vec<(String, Vec<String>)> = input
+        .get("aliases")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|pair| {
+                    let name = pair.get(0)?.as_str()?.to_string();
+                    Some((name, strings(pair.get(1))))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (!services.is_empty() || !aliases.is_empty()).then_some(crate::vocab::catalog::HeldNames {
+        services,
+        aliases,
+        ..Default::default()
+    })
 }
 
 /// The request of a rerun: the stored run's question, pack and scenario

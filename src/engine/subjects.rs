@@ -194,6 +194,19 @@ pub fn resolve(subjects: &Subjects, held: &HeldNames) -> Vec<Subject> {
 /// the question never becomes a subject.
 pub fn from_question(question: &str, held: &HeldNames) -> Vec<Subject> {
     let mut out: Vec<Subject> = Vec::new();
+    // An alias in a script without spaces is found inside the question.
+    for (alias, _) in &held.aliases {
+        if !alias.is_ascii() && question.contains(alias.as_str()) {
+            let names = resolve_name(alias, SubjectKind::Service, held);
+            if !names.is_empty() {
+                out.push(Subject {
+                    asked: alias.clone(),
+                    kind: SubjectKind::Service,
+                    names,
+                });
+            }
+        }
+    }
     let words: Vec<&str> = question
         .split(|c: char| c.is_whitespace() || ",;:?!()\"'“”，。？！：；（）".contains(c))
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))

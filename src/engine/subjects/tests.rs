@@ -6,7 +6,7 @@ fn held() -> HeldNames {
     HeldNames {
         services: vec![
             "sshd".into(),
-            "hdfs-datanode".into(),
+            "blob-datanode".into(),
             "payment-service".into(),
             "web-frontend".into(),
             "kernel".into(),
@@ -42,7 +42,7 @@ fn names_resolve_across_case_punctuation_daemons_suites_aliases_and_chinese() {
         vec!["sshd"],
         "a suite finds its program"
     );
-    assert_eq!(resolved("datanode"), vec!["hdfs-datanode"]);
+    assert_eq!(resolved("datanode"), vec!["blob-datanode"]);
     assert_eq!(resolved("storefront"), vec!["web-frontend"], "an alias");
     assert_eq!(
         resolved("支付服务"),
@@ -59,6 +59,13 @@ fn a_plain_word_of_the_question_is_never_a_subject() {
     let asked: Vec<&str> = found.iter().map(|s| s.asked.as_str()).collect();
     assert_eq!(asked, vec!["kernel", "storefront"]);
     assert!(from_question("why is the checkout slow?", &held()).is_empty());
+    let mut with_zh = held();
+    with_zh
+        .aliases
+        .push(("收银台".into(), vec!["payment-service".into()]));
+    let found = from_question("收银台为什么慢？", &with_zh);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].names, vec!["payment-service"]);
 }
 
 fn invocation(id: i64, args: serde_json::Value, refs: &[&str]) -> Arc<ToolInvocation> {
