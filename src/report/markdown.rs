@@ -189,11 +189,7 @@ fn timeline_section(md: &mut String, trace: &RunTrace) {
         return;
     };
     let body = text::render(&t, TIMELINE_WIDTH, false).join("\n");
-    let longest = body
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat((longest + 1).max(3));
     let _ = writeln!(md, "## Timeline\n\n{fence}text\n{body}\n{fence}\n");
 }

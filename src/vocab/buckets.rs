@@ -90,7 +90,9 @@ impl TimeBuckets {
                 days * DAY
             });
         let start_ms = first_ms.div_euclid(step) * step;
-        let n = usize::try_from(fits(step)).unwrap_or(1).clamp(1, MAX_BUCKETS);
+        let n = usize::try_from(fits(step))
+            .unwrap_or(1)
+            .clamp(1, MAX_BUCKETS);
         TimeBuckets {
             start: ms_time(start_ms),
             step_ms: step,
@@ -204,7 +206,10 @@ mod tests {
         ] {
             let g = TimeBuckets::covering(a, b);
             assert!(g.is_sound(), "{a} {b}: {g:?}");
-            assert!(g.index_of(a).is_some() && g.index_of(b).is_some(), "{a} {b}");
+            assert!(
+                g.index_of(a).is_some() && g.index_of(b).is_some(),
+                "{a} {b}"
+            );
         }
     }
 
@@ -216,6 +221,9 @@ mod tests {
         assert_eq!(g.counts.len(), 120);
         assert_eq!(g.end_us(), until.timestamp_micros());
         let odd = TimeBuckets::tiling(since, since + chrono::Duration::milliseconds(7919));
-        assert_eq!(odd.end_us(), (since + chrono::Duration::milliseconds(7919)).timestamp_micros());
+        assert_eq!(
+            odd.end_us(),
+            (since + chrono::Duration::milliseconds(7919)).timestamp_micros()
+        );
     }
 }

@@ -8,8 +8,8 @@
 //! can all build on it without importing each other.
 
 pub mod agent;
-pub mod buckets;
 pub mod answer;
+pub mod buckets;
 pub mod catalog;
 pub mod contracts;
 pub mod dto;

@@ -25,8 +25,12 @@ fn assert_exact(b: &TimeBuckets, matching: &[i64]) -> Result<(), TestCaseError> 
     Ok(())
 }
 
-
-const WORDS: [&str; 4] = ["pool exhausted", "timeout upstream", "ok served", "retry later"];
+const WORDS: [&str; 4] = [
+    "pool exhausted",
+    "timeout upstream",
+    "ok served",
+    "retry later",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]

@@ -450,8 +450,20 @@ fn date_histogram(h: &Value, times: &[i64]) -> Result<Value, Response> {
                 .and_then(|b| b.get(k))
                 .and_then(Value::as_i64)
         };
-        let lo = counts.keys().next().copied().into_iter().chain(bound("min").map(key)).min();
-        let hi = counts.keys().last().copied().into_iter().chain(bound("max").map(key)).max();
+        let lo = counts
+            .keys()
+            .next()
+            .copied()
+            .into_iter()
+            .chain(bound("min").map(key))
+            .min();
+        let hi = counts
+            .keys()
+            .last()
+            .copied()
+            .into_iter()
+            .chain(bound("max").map(key))
+            .max();
         if let (Some(lo), Some(hi)) = (lo, hi) {
             let mut k = lo;
             while k <= hi {

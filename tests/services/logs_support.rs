@@ -34,6 +34,10 @@ pub fn assert_buckets_exact(out: &ToolOutput, matching_us: &[i64]) {
         let want = matching_us.iter().filter(|t| **t >= lo && **t < hi).count() as u64;
         assert_eq!(*n, want, "bucket {i} from {lo} µs");
     }
-    assert_eq!(b.total(), matching_us.len() as u64, "every match in a bucket");
+    assert_eq!(
+        b.total(),
+        matching_us.len() as u64,
+        "every match in a bucket"
+    );
     assert_eq!(out.body["total"], matching_us.len() as u64);
 }

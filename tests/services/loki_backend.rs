@@ -309,22 +309,41 @@ async fn counts_per_bucket_are_the_exact_counts() {
     // 59.5 s steps) and on the window's first instant included.
     for i in 0..700i64 {
         let ns = since + (i * i * 7919 % 7_000) * S / 1 + (i % 3) * 500_000_000;
-        fake.push(&[("service_name", "checkout"), ("level", "error")], ns, &format!("pool wait {i}"));
+        fake.push(
+            &[("service_name", "checkout"), ("level", "error")],
+            ns,
+            &format!("pool wait {i}"),
+        );
         matching.push(ns / 1000);
     }
     for k in [0i64, 1, 2, 119] {
         let ns = since + k * 59_500_000_000;
-        fake.push(&[("service_name", "checkout"), ("level", "error")], ns, "pool boundary");
+        fake.push(
+            &[("service_name", "checkout"), ("level", "error")],
+            ns,
+            "pool boundary",
+        );
         matching.push(ns / 1000);
     }
     // Not matching: another service, another level.
-    fake.push(&[("service_name", "cart"), ("level", "error")], since + 10 * S, "x");
-    fake.push(&[("service_name", "checkout"), ("level", "info")], since + 10 * S, "y");
+    fake.push(
+        &[("service_name", "cart"), ("level", "error")],
+        since + 10 * S,
+        "x",
+    );
+    fake.push(
+        &[("service_name", "checkout"), ("level", "info")],
+        since + 10 * S,
+        "y",
+    );
     let url = fake.clone().serve().await;
     let t = loki(&url, |c| c.max_lines = 5000);
-    let out = call(&t, with(window(), json!({"service": "checkout", "level": "ERROR"})))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        with(window(), json!({"service": "checkout", "level": "ERROR"})),
+    )
+    .await
+    .unwrap();
     assert_buckets_exact(&out, &matching);
     let steps: Vec<_> = fake
         .queries()

@@ -290,7 +290,11 @@ fn matrix(
     end: i64,
     (inner, range_ns): (String, i64),
 ) -> Response {
-    let Some(step) = q.get("step").and_then(|s| duration_ns(s)).filter(|s| *s > 0) else {
+    let Some(step) = q
+        .get("step")
+        .and_then(|s| duration_ns(s))
+        .filter(|s| *s > 0)
+    else {
         return text(400, "invalid parameter \"step\"\n");
     };
     if (end - start) / step > 11_000 {
@@ -301,7 +305,12 @@ fn matrix(
     }
     let query = match parse_log_query(&inner) {
         Ok(p) => p,
-        Err(e) => return text(400, &format!("parse error at line 1, col 1: syntax error: {e}\n")),
+        Err(e) => {
+            return text(
+                400,
+                &format!("parse error at line 1, col 1: syntax error: {e}\n"),
+            );
+        }
     };
     let entries = l.entries.lock().unwrap().clone();
     let mut values = Vec::new();
@@ -313,7 +322,10 @@ fn matrix(
             .count();
         if n > 0 {
             // Prometheus-style times: seconds, millisecond precision.
-            values.push(json!([(t.div_euclid(1_000_000)) as f64 / 1e3, n.to_string()]));
+            values.push(json!([
+                (t.div_euclid(1_000_000)) as f64 / 1e3,
+                n.to_string()
+            ]));
         }
         t += step;
     }

@@ -68,9 +68,11 @@ fn state_with(events: &[EngineEvent], mode: Mode) -> AppState {
 /// (whose counts of the runs list are not the timeline's).
 fn pane_text(state: &AppState, w: u16, h: u16) -> String {
     let term = render(state, w, h);
-    let areas = diagraph::tui::view::screen_areas(state, ratatui::layout::Rect::new(0, 0, w, h))
-        .unwrap();
-    let r = areas.rect_of(Pane::Timeline).expect("the timeline is drawn");
+    let areas =
+        diagraph::tui::view::screen_areas(state, ratatui::layout::Rect::new(0, 0, w, h)).unwrap();
+    let r = areas
+        .rect_of(Pane::Timeline)
+        .expect("the timeline is drawn");
     let buf = term.backend().buffer();
     let mut out = String::new();
     for y in r.y + 1..r.y + r.height {
@@ -117,10 +119,15 @@ async fn the_504_question_shows_the_pool_exhaustion_before_the_alert() {
     let pool = t
         .rows
         .iter()
-        .find(|r| r.service.as_deref() == Some("order-service") && matches!(r.kind, RowKind::Logs { .. }))
+        .find(|r| {
+            r.service.as_deref() == Some("order-service") && matches!(r.kind, RowKind::Logs { .. })
+        })
         .expect("order-service's log row");
     let a = Axis::full(&t, 100);
-    let first_pool = t.cells(pool, &a).iter().position(|c| matches!(c, Cell::Level(_)));
+    let first_pool = t
+        .cells(pool, &a)
+        .iter()
+        .position(|c| matches!(c, Cell::Level(_)));
     let alert_col = a.column_of(start).unwrap();
     assert!(
         first_pool.is_some_and(|c| c < alert_col),
@@ -138,7 +145,10 @@ async fn the_504_question_shows_the_pool_exhaustion_before_the_alert() {
     // The whole width when zoomed.
     let mut zoomed = live;
     zoomed.zoom = true;
-    insta::assert_snapshot!("timeline_504_200x50_zoomed", render(&zoomed, 200, 50).backend());
+    insta::assert_snapshot!(
+        "timeline_504_200x50_zoomed",
+        render(&zoomed, 200, 50).backend()
+    );
 
     // Replay from the store draws what live drew, and so does the stored run.
     let replayed = state_with(
@@ -151,7 +161,11 @@ async fn the_504_question_shows_the_pool_exhaustion_before_the_alert() {
     assert_eq!(stored, t);
     let live = state_with(&events, Mode::Live);
     for (w, h) in [(80, 24), (120, 40), (200, 50)] {
-        assert_eq!(pane_text(&live, w, h), pane_text(&replayed, w, h), "{w}x{h}");
+        assert_eq!(
+            pane_text(&live, w, h),
+            pane_text(&replayed, w, h),
+            "{w}x{h}"
+        );
     }
     // Mid-way, replay draws what live drew after as many events.
     let k = events.len() / 2;
@@ -172,7 +186,15 @@ async fn a_run_with_a_resolved_alert() {
     let resolved = t
         .rows
         .iter()
-        .find(|r| matches!(r.kind, RowKind::Alert { state: diagraph::report::timeline::AlertState::Resolved, .. }))
+        .find(|r| {
+            matches!(
+                r.kind,
+                RowKind::Alert {
+                    state: diagraph::report::timeline::AlertState::Resolved,
+                    ..
+                }
+            )
+        })
         .expect("the resolved alert's row");
     let RowKind::Alert { end, .. } = resolved.kind else {
         unreachable!()
@@ -200,15 +222,21 @@ async fn the_cursor_moves_in_time_zooms_and_enter_opens_the_evidence() {
     update(&mut state, key(KeyCode::Left));
     let step = state.timeline.cursor_us(&t);
     assert!(step > before && step < before + (t.end - t.start).num_microseconds().unwrap() / 10);
-    update(&mut state, Msg::Key(crossterm::event::KeyEvent::new(
-        KeyCode::Char('+'),
-        crossterm::event::KeyModifiers::NONE,
-    )));
+    update(
+        &mut state,
+        Msg::Key(crossterm::event::KeyEvent::new(
+            KeyCode::Char('+'),
+            crossterm::event::KeyModifiers::NONE,
+        )),
+    );
     assert_eq!(state.timeline.zoom, 1);
     let text = buffer_text(render(&state, 120, 40).backend().buffer());
     assert!(text.contains("zoom ×2"), "{text}");
     // The readout names the cursor's time and what the selected row holds.
-    assert!(text.contains("matching lines") || text.contains("since"), "{text}");
+    assert!(
+        text.contains("matching lines") || text.contains("since"),
+        "{text}"
+    );
     update(&mut state, key(KeyCode::Down));
     assert_eq!(state.timeline.row, 1);
     update(&mut state, key(KeyCode::Enter));

@@ -121,9 +121,14 @@ pub fn build(input: &TimelineInput) -> Option<Timeline> {
                             }
                         }
                     } else if r.raw_path.starts_with("$.series[") {
-                        if let Some(row) =
-                            series_row(e.id, &r.raw_path, &r.text, body.as_ref(), i, is_cited(&r.raw_path))
-                        {
+                        if let Some(row) = series_row(
+                            e.id,
+                            &r.raw_path,
+                            &r.text,
+                            body.as_ref(),
+                            i,
+                            is_cited(&r.raw_path),
+                        ) {
                             rows.push(row);
                         }
                     }
@@ -284,13 +289,10 @@ fn logs_row(e: &Evidence, is_cited: &dyn Fn(&str) -> bool) -> Option<Row> {
         .collect();
     // The line the row stands for: a cited one, else the one standing
     // for the most lines.
-    let chosen = read
-        .iter()
-        .find(|(p, _)| is_cited(p))
-        .or_else(|| {
-            read.iter()
-                .max_by_key(|(_, r)| (r.similar.map_or(1, |s| s.0), r.ts))
-        });
+    let chosen = read.iter().find(|(p, _)| is_cited(p)).or_else(|| {
+        read.iter()
+            .max_by_key(|(_, r)| (r.similar.map_or(1, |s| s.0), r.ts))
+    });
     let cited = read.iter().any(|(p, _)| is_cited(p));
     let mut paths: Vec<String> = read
         .iter()
@@ -398,7 +400,9 @@ fn window(
     let mut times: Vec<DateTime<Utc>> = Vec::new();
     for r in rows {
         match &r.kind {
-            RowKind::Alert { start, end, .. } => times.extend([Some(*start), *end].into_iter().flatten()),
+            RowKind::Alert { start, end, .. } => {
+                times.extend([Some(*start), *end].into_iter().flatten())
+            }
             RowKind::Logs {
                 buckets: Some(b), ..
             } => {

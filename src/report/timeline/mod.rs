@@ -224,7 +224,11 @@ impl Timeline {
                 let active = s < hi && end.is_none_or(|e| e.timestamp_micros() >= lo);
                 match (active, end) {
                     (true, None) if *state == AlertState::Resolved => {
-                        format!("{} since {} (end not recorded)", state.as_str(), hhmmss(*start))
+                        format!(
+                            "{} since {} (end not recorded)",
+                            state.as_str(),
+                            hhmmss(*start)
+                        )
                     }
                     (true, _) => format!("{} since {}", state.as_str(), hhmmss(*start)),
                     (false, _) if s >= hi => format!("not yet active (starts {})", hhmmss(*start)),
@@ -246,11 +250,7 @@ impl Timeline {
                 let n: u64 = hit.iter().filter_map(|i| b.counts.get(*i)).sum();
                 let from = us_time(b.bucket_start_us(*first));
                 let to = us_time(b.bucket_start_us(*last).saturating_add(b.step_us()));
-                format!(
-                    "{n} matching lines {}–{}",
-                    hhmmss(from),
-                    hhmmss(to)
-                )
+                format!("{n} matching lines {}–{}", hhmmss(from), hhmmss(to))
             }
             RowKind::Logs { buckets: None, .. } => "no counts per time recorded".into(),
             RowKind::Series { unit, points } => {
@@ -355,7 +355,9 @@ impl Axis {
             return None;
         }
         let c = i128::from(off) * self.cols as i128 / i128::from(self.span());
-        usize::try_from(c).ok().map(|c| c.min(self.cols.saturating_sub(1)))
+        usize::try_from(c)
+            .ok()
+            .map(|c| c.min(self.cols.saturating_sub(1)))
     }
 }
 

@@ -11,9 +11,10 @@ use chrono::{DateTime, Utc};
 pub fn fields(text: &str) -> Vec<(&str, String)> {
     let mut out: Vec<(&str, String)> = Vec::new();
     for word in text.split(' ') {
-        let key = word.split_once('=').map(|(k, _)| k).filter(|k| {
-            !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
-        });
+        let key = word
+            .split_once('=')
+            .map(|(k, _)| k)
+            .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
         let in_summary = out.last().is_some_and(|l| l.0 == "summary");
         match (key, out.last_mut()) {
             (Some(k), _) if !in_summary => {

@@ -306,10 +306,11 @@ impl LogTable {
             .since
             .map(|s| s.timestamp_micros())
             .or_else(|| self.entries.get(lo).map(|e| e.ts))?;
-        let last = q
-            .until
-            .map(|u| u.timestamp_micros())
-            .or_else(|| hi.checked_sub(1).and_then(|i| self.entries.get(i)).map(|e| e.ts))?;
+        let last = q.until.map(|u| u.timestamp_micros()).or_else(|| {
+            hi.checked_sub(1)
+                .and_then(|i| self.entries.get(i))
+                .map(|e| e.ts)
+        })?;
         Some(TimeBuckets::covering(first, last))
     }
 

@@ -81,7 +81,9 @@ impl TimelineState {
     pub fn step(&mut self, t: &Timeline, cols: usize, columns: i64) {
         let a = self.axis(t, cols);
         let width = (a.span() / a.cols.max(1) as i64).max(1);
-        let at = self.cursor_us(t).saturating_add(width.saturating_mul(columns));
+        let at = self
+            .cursor_us(t)
+            .saturating_add(width.saturating_mul(columns));
         self.at_us = Some(at.clamp(t.start.timestamp_micros(), t.end.timestamp_micros()));
     }
 

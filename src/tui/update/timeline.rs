@@ -20,7 +20,10 @@ fn columns(state: &AppState) -> usize {
 }
 
 pub(super) fn on_key(state: &mut AppState, action: Action) {
-    let Some(t) = state.timeline.timeline(state.shown.generation, state.view()) else {
+    let Some(t) = state
+        .timeline
+        .timeline(state.shown.generation, state.view())
+    else {
         return;
     };
     let cols = columns(state);
@@ -56,7 +59,9 @@ pub(super) fn move_row(state: &mut AppState, action: Action) {
 pub(super) fn click(state: &mut AppState, x: u16, y: u16) {
     let (Some(r), Some(t)) = (
         inner(state),
-        state.timeline.timeline(state.shown.generation, state.view()),
+        state
+            .timeline
+            .timeline(state.shown.generation, state.view()),
     ) else {
         return;
     };
@@ -77,7 +82,10 @@ pub(super) fn click(state: &mut AppState, x: u16, y: u16) {
 /// The evidence behind the selected row: its invocation as stored, with
 /// the row's refs (cited first) on top.
 pub(super) fn open(state: &mut AppState) -> Vec<Command> {
-    let Some(t) = state.timeline.timeline(state.shown.generation, state.view()) else {
+    let Some(t) = state
+        .timeline
+        .timeline(state.shown.generation, state.view())
+    else {
         return vec![];
     };
     let Some(row) = t.rows.get(state.timeline.row) else {

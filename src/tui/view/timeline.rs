@@ -34,7 +34,10 @@ pub fn geometry(inner: Rect) -> Geometry {
     Geometry {
         label_w,
         plot_x: inner.x.saturating_add(label_w + 1),
-        cols: u16::try_from(cols).unwrap_or(1).min(inner.width.saturating_sub(label_w + 1)).max(1),
+        cols: u16::try_from(cols)
+            .unwrap_or(1)
+            .min(inner.width.saturating_sub(label_w + 1))
+            .max(1),
         rows_y: inner.y.saturating_add(HEAD),
         rows_h: inner.height.saturating_sub(HEAD + FOOT),
     }
@@ -113,20 +116,54 @@ fn draw(state: &AppState, t: &Timeline, a: &Axis, g: Geometry, inner: Rect, buf:
     if ts.zoom > 0 {
         window.push_str(&format!("  zoom ×{}", 1u32 << ts.zoom));
     }
-    put(buf, inner.x, inner.y, &window, theme.style(Role::Muted), inner.width);
+    put(
+        buf,
+        inner.x,
+        inner.y,
+        &window,
+        theme.style(Role::Muted),
+        inner.width,
+    );
     let mut axis_line: Vec<char> = text::axis(a).chars().collect();
     if let Some(c) = cursor_col.and_then(|c| axis_line.get_mut(c)) {
         *c = 'v';
     }
     let axis_line: String = axis_line.into_iter().collect();
-    put(buf, g.plot_x, inner.y + 1, &axis_line, theme.style(Role::Muted), g.cols);
-    put(buf, inner.x, inner.y + 2, "markers", theme.style(Role::Muted), g.label_w);
-    put(buf, g.plot_x, inner.y + 2, &text::marker_line(t, a), theme.style(Role::KeyHint), g.cols);
+    put(
+        buf,
+        g.plot_x,
+        inner.y + 1,
+        &axis_line,
+        theme.style(Role::Muted),
+        g.cols,
+    );
+    put(
+        buf,
+        inner.x,
+        inner.y + 2,
+        "markers",
+        theme.style(Role::Muted),
+        g.label_w,
+    );
+    put(
+        buf,
+        g.plot_x,
+        inner.y + 2,
+        &text::marker_line(t, a),
+        theme.style(Role::KeyHint),
+        g.cols,
+    );
     let rules = text::marker_columns(t, a);
     let selected = ts.row.min(t.rows.len().saturating_sub(1));
     let top = first_row(selected, ts.top, g.rows_h);
     let cursor_style = theme.style(Role::Selected).add_modifier(Modifier::REVERSED);
-    for (i, row) in t.rows.iter().enumerate().skip(top).take(usize::from(g.rows_h)) {
+    for (i, row) in t
+        .rows
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(usize::from(g.rows_h))
+    {
         let y = g.rows_y + u16::try_from(i - top).unwrap_or(0);
         let label = text::row_label(row, usize::from(g.label_w));
         let label_style = if i == selected && state.focus == crate::tui::state::Pane::Timeline {
