@@ -8,6 +8,10 @@
 //!   on that same run at 200x60: moving the selection, switching panes,
 //!   opening and closing a detail (target <= 16 ms, one frame),
 //!   `key_to_frame_us_p50` / `_p99`;
+//! - frame render time with the Timeline tab zoomed over the body at
+//!   200x60, 60 evidence rows (alerts and log counts of 120 buckets),
+//!   the cursor moving every frame (target <= 1 ms),
+//!   `timeline_frame_us_p50` / `_p99`;
 //! - CPU used by the event loop idling for 2 s (target: near zero),
 //!   `idle_cpu_percent`.
 
@@ -69,6 +73,42 @@ fn frame_render() {
         percentile(samples.clone(), 0.5)
     );
     println!("frame_render_us_p99={:.0}", percentile(samples, 0.99));
+}
+
+fn timeline_frame() {
+    let events = fixtures::timeline_run(1, 60);
+    let mut state = live_state(&events);
+    state.focus = Pane::Timeline;
+    state.table_pane = Pane::Timeline;
+    state.zoom = true;
+    update(&mut state, Msg::Resize(200, 60));
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    for _ in 0..20 {
+        terminal.draw(|f| view(&state, f)).unwrap();
+    }
+    let screen = fixtures::buffer_text(terminal.backend().buffer());
+    assert!(
+        screen.contains("Timeline (60)") && screen.contains("alert Alert"),
+        "the timeline should be drawn with its rows:\n{screen}"
+    );
+    let right = Msg::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Right,
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    let mut samples = Vec::new();
+    for i in 0..500 {
+        // The cursor moves so every frame changes; the rows drawn change too.
+        update(&mut state, right.clone());
+        state.timeline.row = i % 60;
+        let t0 = Instant::now();
+        terminal.draw(|f| view(&state, f)).unwrap();
+        samples.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "timeline_frame_us_p50={:.0}",
+        percentile(samples.clone(), 0.5)
+    );
+    println!("timeline_frame_us_p99={:.0}", percentile(samples, 0.99));
 }
 
 fn key_latency() {
@@ -194,6 +234,7 @@ fn idle_cpu() {
 
 fn main() {
     frame_render();
+    timeline_frame();
     key_latency();
     first_frame();
     idle_cpu();

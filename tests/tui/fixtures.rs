@@ -652,3 +652,48 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
 fn reason(text: &str) -> ReasonCode {
     ReasonCode::parse(text).unwrap_or_else(|| panic!("unknown reason code {text:?}"))
 }
+
+/// A run whose evidence makes a timeline of `rows` rows: alerts (a third
+/// of them resolved) and log queries, each with 120 recorded buckets.
+pub fn timeline_run(run_id: i64, rows: usize) -> Vec<EngineEvent> {
+    use NodeId::*;
+    use diagraph::vocab::buckets::TimeBuckets;
+    let mut b = RunBuilder::new(run_id, "why is svc-3 failing?");
+    b.node(Planner, Outcome::Completed, "completed", Executor);
+    b.enter(Executor, Some("completed"));
+    let start = chrono::DateTime::parse_from_rfc3339("2026-07-08T22:00:00Z")
+        .unwrap()
+        .to_utc();
+    for i in 0..rows {
+        let id = b.tool("query_logs", &format!("svc-{i}"), LOG, 2);
+        let mut inv = match &b.events.last().unwrap().kind {
+            EventKind::ToolInvoked { invocation } => (**invocation).clone(),
+            _ => unreachable!(),
+        };
+        b.events.pop();
+        if i % 2 == 0 {
+            let state = if i % 3 == 0 { "resolved" } else { "firing" };
+            inv.tool_name = "query_metrics".into();
+            inv.retrieval_details.evidence_refs = vec![EvidenceRef {
+                raw_path: "$.alerts[0]".into(),
+                text: format!(
+                    "alertname=Alert{i} service=svc-{i} severity=critical state={state} value=1 active_for=30m since={} summary=s",
+                    (start + chrono::Duration::minutes(i as i64 % 60))
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
+            }];
+        } else {
+            let mut g = TimeBuckets::tiling(start, start + chrono::Duration::minutes(90));
+            for (k, c) in g.counts.iter_mut().enumerate() {
+                *c = ((k * 7 + i * 13) % 40) as u64;
+            }
+            inv.retrieval_details.buckets = Some(g);
+        }
+        inv.id = id;
+        b.push(EventKind::ToolInvoked {
+            invocation: Arc::new(inv),
+        });
+    }
+    b.finish(Executor, Outcome::Completed, "completed", Gatekeeper);
+    b.events.clone()
+}

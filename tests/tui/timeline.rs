@@ -246,3 +246,24 @@ async fn the_cursor_moves_in_time_zooms_and_enter_opens_the_evidence() {
     assert!(title.contains("invocation"), "{title}");
     store.close().await;
 }
+
+#[test]
+fn many_rows_scroll_with_the_selection() {
+    let mut state = crate::fixtures::live_state(&crate::fixtures::timeline_run(1, 60));
+    state.focus = Pane::Timeline;
+    state.table_pane = Pane::Timeline;
+    update(&mut state, Msg::Resize(120, 40));
+    for _ in 0..70 {
+        update(&mut state, key(KeyCode::Down));
+    }
+    assert_eq!(
+        state.timeline.row, 59,
+        "the selection stops at the last row"
+    );
+    assert!(state.timeline.top > 0, "the rows scrolled");
+    let text = buffer_text(render(&state, 120, 40).backend().buffer());
+    assert!(text.contains("Timeline (60)"), "{text}");
+    // The question's subject (svc-3) leads.
+    let t = timeline_of(state.view());
+    assert_eq!(t.rows[0].service.as_deref(), Some("svc-3"));
+}

@@ -18,6 +18,9 @@ use std::collections::{HashMap, HashSet};
 /// Row labels are cut here; a view cuts them further to its width.
 const LABEL_CHARS: usize = 160;
 
+/// What makes two reads of an alert the same alert: name, service, start.
+type AlertKey = (String, String, DateTime<Utc>);
+
 /// One recorded invocation, as the timeline reads it.
 pub struct Evidence<'a> {
     pub id: i64,
@@ -95,7 +98,7 @@ pub fn build(input: &TimelineInput) -> Option<Timeline> {
         .collect();
     let question = input.question.to_lowercase();
     let mut rows: Vec<Row> = Vec::new();
-    let mut alerts_seen: HashMap<(String, String, DateTime<Utc>), usize> = HashMap::new();
+    let mut alerts_seen: HashMap<AlertKey, usize> = HashMap::new();
     for e in &input.evidence {
         if !e.success || e.details.evidence_status != EvidenceStatus::Supported {
             continue;
@@ -120,17 +123,17 @@ pub fn build(input: &TimelineInput) -> Option<Timeline> {
                                 rows.push(row);
                             }
                         }
-                    } else if r.raw_path.starts_with("$.series[") {
-                        if let Some(row) = series_row(
+                    } else if r.raw_path.starts_with("$.series[")
+                        && let Some(row) = series_row(
                             e.id,
                             &r.raw_path,
                             &r.text,
                             body.as_ref(),
                             i,
                             is_cited(&r.raw_path),
-                        ) {
-                            rows.push(row);
-                        }
+                        )
+                    {
+                        rows.push(row);
                     }
                 }
             }
@@ -182,12 +185,7 @@ fn start_of(r: &Row) -> Option<DateTime<Utc>> {
     }
 }
 
-fn alert_row(
-    id: i64,
-    raw_path: &str,
-    text: &str,
-    cited: bool,
-) -> Option<((String, String, DateTime<Utc>), Row)> {
+fn alert_row(id: i64, raw_path: &str, text: &str, cited: bool) -> Option<(AlertKey, Row)> {
     let f = refs::fields(text);
     let state = match refs::field(&f, "state")? {
         "firing" => AlertState::Firing,

@@ -286,11 +286,12 @@ fn spread(b: &TimeBuckets, axis: &Axis) -> Vec<f64> {
         let last = axis
             .column_of_us((hi - 1).min(axis.end_us))
             .unwrap_or(axis.cols.saturating_sub(1));
-        for c in first..=last.min(axis.cols.saturating_sub(1)) {
+        let upto = last.min(axis.cols.saturating_sub(1));
+        for (c, slot) in w.iter_mut().enumerate().take(upto + 1).skip(first) {
             let (clo, chi) = axis.column_range(c);
             let overlap = hi.min(chi) - lo.max(clo);
             if overlap > 0 {
-                w[c] += *n as f64 * overlap as f64 / (hi - lo).max(1) as f64;
+                *slot += *n as f64 * overlap as f64 / (hi - lo).max(1) as f64;
             }
         }
     }
