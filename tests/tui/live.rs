@@ -444,3 +444,40 @@ fn a_demo_waiting_at_the_gate_at_three_sizes() {
         assert!(bar.contains("waiting for space · 9 s"), "{bar}");
     }
 }
+
+/// A node's detail leads with what the node decided; its calls, prompts
+/// and responses follow.
+#[test]
+fn a_node_detail_leads_with_what_the_node_decided() {
+    use diagraph::tui::state::StoredRun;
+    use std::sync::Arc;
+    let events = pass_run(1);
+    let stored = StoredRun::Loaded(Arc::new(crate::workbench::stored_trace(&events)));
+    let theme = diagraph::tui::theme::Theme::dark();
+    let count = diagraph::tui::view::inspect::attempt_count(&events);
+    let mut checked = 0;
+    for k in 0..count {
+        let (title, lines) =
+            diagraph::tui::view::inspect::node(&events, k, &stored, false, &theme).unwrap();
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        let at = |needle: &str| text.iter().position(|l| l.contains(needle));
+        let Some(calls) = at("── model calls") else {
+            continue;
+        };
+        for decided in [
+            "── verdict after this node",
+            "── gatekeeper",
+            "── verifier facts",
+        ] {
+            if let Some(i) = at(decided) {
+                assert!(
+                    i < calls,
+                    "{title}: {decided} after the calls:\n{}",
+                    text.join("\n")
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no node decided anything in the fixture");
+}
