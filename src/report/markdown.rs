@@ -226,12 +226,16 @@ fn pass_count(bindings: &[CheckedBinding]) -> usize {
 }
 
 /// One row per binding: what it cites, and PASS or FAIL with its rule.
+/// The claim cell of a citation row whose claim is the row above's.
+const SAME_CLAIM: &str = "″";
+
 fn binding_table(md: &mut String, bindings: &[CheckedBinding]) {
     let _ = writeln!(
         md,
         "| claim | tool | invocation | raw_path | excerpt | check |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let mut previous: Option<String> = None;
     for b in bindings {
         let pass = b.status == BindingStatus::Pass;
         let claim = if b.claim_text.is_empty() {
@@ -239,6 +243,14 @@ fn binding_table(md: &mut String, bindings: &[CheckedBinding]) {
         } else {
             format!("{}: {}", b.claim_id, b.claim_text)
         };
+        // A claim with several citations is stated on its first row; the
+        // rows under it say "″" (ditto).
+        let shown = if previous.as_deref() == Some(claim.as_str()) {
+            SAME_CLAIM.to_string()
+        } else {
+            inline(&claim)
+        };
+        previous = Some(claim);
         let excerpt = if pass {
             &b.matched_text
         } else {
@@ -252,7 +264,7 @@ fn binding_table(md: &mut String, bindings: &[CheckedBinding]) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {check} |",
-            inline(&claim),
+            shown,
             code(&b.tool_name),
             b.source_invocation_id
                 .map_or_else(|| "—".into(), |i| i.to_string()),
@@ -266,6 +278,28 @@ fn binding_table(md: &mut String, bindings: &[CheckedBinding]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_claim_with_several_citations_is_stated_once() {
+        let b = |path: &str| CheckedBinding {
+            claim_id: "claim-1".into(),
+            claim_text: "DB pool exhausted".into(),
+            tool_name: "query_logs".into(),
+            source_invocation_id: Some(7),
+            raw_path: Some(path.into()),
+            status: BindingStatus::Pass,
+            claim_type: String::new(),
+            evidence_excerpt: String::new(),
+            matched_text: "ERROR pool".into(),
+            failed_rule: None,
+            detail: String::new(),
+            backfilled: false,
+        };
+        let mut md = String::new();
+        binding_table(&mut md, &[b("$.logs[0]"), b("$.logs[1]")]);
+        assert_eq!(md.matches("DB pool exhausted").count(), 1, "{md}");
+        assert!(md.contains("| ″ | `query_logs`"), "{md}");
+    }
 
     #[test]
     fn inline_escapes_structure_and_controls() {

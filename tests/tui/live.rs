@@ -418,3 +418,66 @@ fn a_transition_s_long_detail_is_cut_with_an_ellipsis() {
         assert!(line.contains('…'), "{w}x{h}: {line}");
     }
 }
+
+/// A demo waiting at the step gate, as an audience sees it: the node just
+/// run with its work time, the next one waiting, the wait apart.
+#[test]
+fn a_demo_waiting_at_the_gate_at_three_sizes() {
+    let mut b = RunBuilder::new(3, "why is payment-service slow?");
+    b.node(
+        NodeId::Planner,
+        Outcome::Completed,
+        "completed",
+        NodeId::Executor,
+    );
+    b.enter(NodeId::Executor, Some("completed"));
+    for (w, h) in [(80, 24), (120, 40), (200, 50)] {
+        let mut state = stepping_state();
+        state.mode = Mode::Demo;
+        update(&mut state, Msg::Resize(w, h));
+        update(&mut state, Msg::Tick { now_ms: 1_000 });
+        feed(&mut state, &b.events);
+        update(&mut state, Msg::Tick { now_ms: 10_400 });
+        let term = render(&state, w, h);
+        insta::assert_snapshot!(format!("demo_waiting_{w}x{h}"), term.backend());
+        let bar = status_bar(&state, w, h);
+        assert!(bar.contains("waiting for space · 9 s"), "{bar}");
+    }
+}
+
+/// A node's detail leads with what the node decided; its calls, prompts
+/// and responses follow.
+#[test]
+fn a_node_detail_leads_with_what_the_node_decided() {
+    use diagraph::tui::state::StoredRun;
+    use std::sync::Arc;
+    let events = pass_run(1);
+    let stored = StoredRun::Loaded(Arc::new(crate::workbench::stored_trace(&events)));
+    let theme = diagraph::tui::theme::Theme::dark();
+    let count = diagraph::tui::view::inspect::attempt_count(&events);
+    let mut checked = 0;
+    for k in 0..count {
+        let (title, lines) =
+            diagraph::tui::view::inspect::node(&events, k, &stored, false, &theme).unwrap();
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        let at = |needle: &str| text.iter().position(|l| l.contains(needle));
+        let Some(calls) = at("── model calls") else {
+            continue;
+        };
+        for decided in [
+            "── verdict after this node",
+            "── gatekeeper",
+            "── verifier facts",
+        ] {
+            if let Some(i) = at(decided) {
+                assert!(
+                    i < calls,
+                    "{title}: {decided} after the calls:\n{}",
+                    text.join("\n")
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no node decided anything in the fixture");
+}

@@ -134,7 +134,7 @@ fn finished_workbench() -> AppState {
 
 #[test]
 fn a_finished_run_fills_every_pane_at_three_sizes() {
-    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+    for (w, h) in [(80, 24), (120, 40), (200, 50), (200, 60)] {
         let state = finished_workbench();
         let term = render(&state, w, h);
         insta::assert_snapshot!(format!("finished_{w}x{h}"), term.backend());

@@ -222,9 +222,16 @@ pub fn node(
         .iter()
         .filter(|e| matches!(e.kind, EventKind::ModelCalled { .. }))
         .collect();
+    // What the node decided comes first; its calls, prompts and
+    // responses (long) follow.
+    let mut detail = Out {
+        lines: Vec::new(),
+        t,
+    };
+    let mut verifier_response: Option<&str> = None;
     if !calls.is_empty() {
-        out.section(&format!("model calls ({})", calls.len()));
-        stored_note(&mut out, stored);
+        detail.section(&format!("model calls ({})", calls.len()));
+        stored_note(&mut detail, stored);
     }
     for (i, e) in calls.iter().enumerate() {
         let EventKind::ModelCalled {
@@ -242,7 +249,7 @@ pub fn node(
         };
         tokens += n;
         model_ms += duration_ms;
-        out.lines.push(Line::styled(
+        detail.lines.push(Line::styled(
             format!(
                 "call {} · {role} · step {step_id} · {} · {n} tokens · {tool_calls} tool calls",
                 i + 1,
@@ -251,22 +258,22 @@ pub fn node(
             t.style(Role::Title),
         ));
         if let Some(err) = error {
-            out.kv("error", err.clone(), Role::Error);
+            detail.kv("error", err.clone(), Role::Error);
         }
         if let Some(why) = parse_error {
-            out.kv("answer rejected", why.clone(), Role::Error);
+            detail.kv("answer rejected", why.clone(), Role::Error);
         }
         if let Some(step) = step_of(stored, *step_id) {
             if let Some(err) = step.error.as_ref().filter(|e| Some(*e) != error.as_ref()) {
-                out.kv("error", err.clone(), Role::Error);
+                detail.kv("error", err.clone(), Role::Error);
             }
-            out.block("prompt (the input DTO, rendered)", &step.model_input);
-            out.block("response", &step.model_output);
+            detail.block("prompt (the input DTO, rendered)", &step.model_input);
+            detail.block("response", &step.model_output);
             if !step.thought.trim().is_empty() {
-                out.block("reasoning", &step.thought);
+                detail.block("reasoning", &step.thought);
             }
             if node == NodeId::Verifier {
-                verifier_output(&mut out, &step.model_output);
+                verifier_response = Some(&step.model_output);
             }
         }
     }
@@ -279,11 +286,11 @@ pub fn node(
         })
         .collect();
     if !invocations.is_empty() {
-        out.section(&format!("tool invocations ({})", invocations.len()));
+        detail.section(&format!("tool invocations ({})", invocations.len()));
         for inv in invocations {
             let rd = &inv.retrieval_details;
             let role = super::tables::evidence_role(rd.evidence_status);
-            out.lines.push(Line::from(vec![
+            detail.lines.push(Line::from(vec![
                 Span::styled(format!("{} ", inv.id), t.style(Role::Text)),
                 Span::styled(
                     format!("{} ", sanitize_line(&inv.tool_name)),
@@ -301,7 +308,7 @@ pub fn node(
                 ),
             ]));
             if let Some(f) = inv.failure() {
-                out.kv(
+                detail.kv(
                     "  failed",
                     format!("{}: {}", f.class, f.message),
                     Role::Error,
@@ -323,6 +330,13 @@ pub fn node(
             out.kv("ceiling", s(v.ceiling), Role::Text);
             out.kv("effective", s(v.effective_verdict), Role::Text);
         }
+    }
+    if let Some(response) = verifier_response {
+        verifier_output(&mut out, response);
+    }
+    if !detail.lines.is_empty() {
+        out.lines.push(Line::from(""));
+        out.lines.extend(detail.lines);
     }
 
     out.section("usage");
