@@ -34,6 +34,36 @@ fn quoted_services(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|s| !s.is_empty())
 }
 
+/// `statement` (lower case) with every quotation of an evidence text
+/// blanked: a verbatim span of at least three words is the record's own
+/// words, so a level word inside it ("ciod: Error loading") is not a
+/// level the statement says of a service.
+fn without_evidence_quotes(statement: &str, logs: &[&str]) -> String {
+    let logs: Vec<String> = logs.iter().map(|t| t.to_lowercase()).collect();
+    let mut out = statement.to_string();
+    for (open, close) in [
+        ('"', '"'),
+        ('\u{201c}', '\u{201d}'),
+        ('\u{300c}', '\u{300d}'),
+    ] {
+        let mut from = 0;
+        while let Some(a) = out[from..].find(open).map(|i| from + i + open.len_utf8()) {
+            let Some(b) = out[a..].find(close).map(|i| a + i) else {
+                break;
+            };
+            let span = &out[a..b];
+            let quoted = span.split_whitespace().count() >= 3
+                && logs.iter().any(|l| l.contains(span.trim()));
+            if quoted {
+                let blank = " ".repeat(span.len());
+                out.replace_range(a..b, &blank);
+            }
+            from = b + close.len_utf8();
+        }
+    }
+    out
+}
+
 /// The level word of `statement` that no log record's fields say for the
 /// service it names, if any (the statement folded as the check reads it).
 pub fn level_only_in_a_message(statement: &str, evidence: &[&VerifiedEvidence]) -> Option<String> {
@@ -51,7 +81,7 @@ pub fn level_only_in_a_message(statement: &str, evidence: &[&VerifiedEvidence]) 
         .map(|(_, s)| s.clone())
         .chain(logs.iter().flat_map(|t| quoted_services(t)))
         .collect();
-    let lower = statement.to_lowercase();
+    let lower = without_evidence_quotes(&statement.to_lowercase(), &logs);
     // a `key=value` the statement quotes (`severity=warning`) is that
     // field, not a level the statement says
     let words: Vec<&str> = lower
@@ -131,6 +161,32 @@ mod tests {
             "order-service alert (severity=warning) while it logged ERROR lines.",
         ] {
             assert_eq!(level_only_in_a_message(s, &[&own]), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_quotation_of_the_record_is_its_own_words() {
+        let fatal = ev(
+            "2005-12-21T07:27:17Z FATAL bgl-app ciod: Error loading /g/x.exe: program image too big",
+        );
+        assert_eq!(
+            level_only_in_a_message(
+                "Recorded evidence: \"2005-12-21T07:27:17Z FATAL bgl-app ciod: Error loading /g/x.exe: program image too big\"",
+                &[&fatal]
+            ),
+            None
+        );
+        // outside a quotation, or quoting too little to identify the record,
+        // the level is still the statement's
+        for s in [
+            "bgl-app logged ERROR: \"program image too big\"",
+            "bgl-app logged \"Error\" lines.",
+        ] {
+            assert_eq!(
+                level_only_in_a_message(s, &[&fatal]).as_deref(),
+                Some("ERROR"),
+                "{s}"
+            );
         }
     }
 }
