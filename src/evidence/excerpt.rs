@@ -1,5 +1,5 @@
 //! Whether an evidence excerpt quotes the ref it cites: a comparison of
-//! facts, not of strings (DESIGN section 3).
+//! facts, not of strings.
 //!
 //! Both texts are [`FactText`]s (NFKC, digits of every script, case, width
 //! and invisible characters normalised; parts classified as facts,

@@ -1,5 +1,6 @@
 //! The answer, assembled by code from the statements the Composer chose
-//! (DESIGN section 3; the `answer.*` rules of `gatekeeper-rules.json`).
+//! (ARCHITECTURE.md, "Evidence trust boundary"; the `answer.*` rules of
+//! `gatekeeper-rules.json`).
 //!
 //! The Composer names, for every statement, the verified claims it rests
 //! on. [`assemble`] checks each statement against the verified evidence of

@@ -1,5 +1,6 @@
 //! Whether a statement says more than the evidence it rests on: the check
-//! behind every finding an answer shows (DESIGN section 3).
+//! behind every finding an answer shows (ARCHITECTURE.md, "Evidence trust
+//! boundary").
 //!
 //! An answer may paraphrase (its words are free), but it may not add a
 //! fact. [`added`] compares a statement with the verified evidence texts of

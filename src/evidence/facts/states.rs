@@ -1,6 +1,5 @@
 //! State and health words beyond the excerpt rules' polarity lists, for
-//! the answer check (DESIGN section 3: a statement adds no state its
-//! evidence lacks) and for the unverified section (a line that concludes
+//! the answer check (a statement adds no state its evidence lacks) and for the unverified section (a line that concludes
 //! the system is fine, resolved or ignorable is dropped).
 //!
 //! These words are not polarity words of the excerpt rules: a ref may say
