@@ -88,19 +88,7 @@ impl RunCtx<'_> {
             messages,
             tools,
             tool_choice,
-            script: ScriptContext {
-                run_id: self.state.run_id,
-                // The calls the Executor made: a source recorded as
-                // unavailable at the start does not shift a script's ids.
-                invocation_ids: self
-                    .state
-                    .invocations
-                    .iter()
-                    .filter(|i| i.step_id.is_some())
-                    .map(|i| i.id)
-                    .collect(),
-                foreign_invocation_id: None,
-            },
+            script: self.script_context(),
         };
         let waited = match self.backoff.take() {
             Some(wait) => {
@@ -135,37 +123,9 @@ impl RunCtx<'_> {
                 } else {
                     r.content.clone().unwrap_or_default()
                 };
-                // The reasoning: what the server sent as such, the text
-                // beside tool calls, or the think blocks and prose around
-                // the JSON answer (stripped before parsing).
-                let mut thought = r.reasoning.clone().unwrap_or_default();
-                let beside = match (&r.content, has_calls) {
-                    (Some(c), true) => c.trim().to_string(),
-                    (Some(c), false) => reasoning_around_json(c),
-                    (None, _) => String::new(),
-                };
-                if !beside.is_empty() {
-                    if !thought.is_empty() {
-                        thought.push_str("\n\n");
-                    }
-                    thought.push_str(&beside);
-                }
-                // Provider notes (e.g. a reported 429 back-off) belong in the
-                // audit trail of the step that incurred them.
-                let engine_note = waited
-                    .map(|w| format!("[engine] waited {} ms before this retry", w.as_millis()));
-                for note in engine_note.iter().chain(&r.notes) {
-                    if !thought.is_empty() {
-                        thought.push('\n');
-                    }
-                    if !note.starts_with("[engine]") {
-                        thought.push_str("[provider] ");
-                    }
-                    thought.push_str(note);
-                }
                 (
                     output,
-                    thought,
+                    step_thought(r, waited),
                     has_calls,
                     r.usage.total(),
                     r.tool_calls.len(),
@@ -231,6 +191,55 @@ impl RunCtx<'_> {
         }
         Ok((ModelCall { response, step_id }, request.messages))
     }
+
+    /// What a scripted model may refer to: the calls the Executor made (a
+    /// source recorded as unavailable at the start does not shift a
+    /// script's ids).
+    fn script_context(&self) -> ScriptContext {
+        ScriptContext {
+            run_id: self.state.run_id,
+            invocation_ids: self
+                .state
+                .invocations
+                .iter()
+                .filter(|i| i.step_id.is_some())
+                .map(|i| i.id)
+                .collect(),
+            foreign_invocation_id: None,
+        }
+    }
+}
+
+/// The reasoning a step keeps: what the server sent as such, the text
+/// beside tool calls, or the think blocks and prose around the JSON answer
+/// (stripped before parsing), then the engine's and the provider's notes
+/// (e.g. a reported 429 back-off), which belong in the audit trail of the
+/// step that incurred them.
+fn step_thought(r: &ChatResponse, waited: Option<std::time::Duration>) -> String {
+    let mut thought = r.reasoning.clone().unwrap_or_default();
+    let beside = match (&r.content, !r.tool_calls.is_empty()) {
+        (Some(c), true) => c.trim().to_string(),
+        (Some(c), false) => reasoning_around_json(c),
+        (None, _) => String::new(),
+    };
+    if !beside.is_empty() {
+        if !thought.is_empty() {
+            thought.push_str("\n\n");
+        }
+        thought.push_str(&beside);
+    }
+    let engine_note =
+        waited.map(|w| format!("[engine] waited {} ms before this retry", w.as_millis()));
+    for note in engine_note.iter().chain(&r.notes) {
+        if !thought.is_empty() {
+            thought.push('\n');
+        }
+        if !note.starts_with("[engine]") {
+            thought.push_str("[provider] ");
+        }
+        thought.push_str(note);
+    }
+    thought
 }
 
 impl RunCtx<'_> {
